@@ -1,0 +1,73 @@
+// Package apperr defines the error codes of the API contract (SPEC.md, Errors)
+// and the error type every domain package returns. The daemon maps codes to
+// HTTP statuses in one table; the client maps them back.
+package apperr
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Code is one of the machine-readable error codes of SPEC.md.
+type Code string
+
+// The spec's codes, plus service_unavailable and internal_error, which the
+// daemon uses when PostgreSQL is unreachable or something unexpected happens.
+const (
+	Unauthorized       Code = "unauthorized"
+	InvalidJSON        Code = "invalid_json"
+	InvalidRequest     Code = "invalid_request"
+	ModeMismatch       Code = "mode_mismatch"
+	AmountTooSmall     Code = "amount_too_small"
+	InvalidInterval    Code = "invalid_interval"
+	MissingValue       Code = "missing_value"
+	CustomerRequired   Code = "customer_required"
+	UnknownCustomer    Code = "unknown_customer"
+	UnknownMeter       Code = "unknown_meter"
+	UnknownFeature     Code = "unknown_feature"
+	NoCreditAccount    Code = "no_credit_account"
+	ResourceNotFound   Code = "resource_not_found"
+	MethodNotAllowed   Code = "method_not_allowed"
+	RateLimited        Code = "rate_limited"
+	ServiceUnavailable Code = "service_unavailable"
+	Internal           Code = "internal_error"
+)
+
+// Error is an API error: a code from the spec and a message for people that
+// names the offending field where there is one.
+type Error struct {
+	Code    Code
+	Message string
+	// Status overrides the code's default HTTP status (unknown_customer is
+	// 400 in a body but 404 in a URL path). Zero means the default.
+	Status int
+}
+
+func (e *Error) Error() string { return string(e.Code) + ": " + e.Message }
+
+// New returns an *Error with a formatted message.
+func New(code Code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// Field returns an invalid_request error whose message starts with the field
+// name, e.g. `description: must be 1 to 500 characters`.
+func Field(field, format string, args ...any) *Error {
+	return &Error{Code: InvalidRequest, Message: field + ": " + fmt.Sprintf(format, args...)}
+}
+
+// CodeOf returns the code carried by err, or "" when err is not an *Error.
+func CodeOf(err error) Code {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return ""
+}
+
+// As returns the *Error inside err, if any.
+func As(err error) (*Error, bool) {
+	var e *Error
+	ok := errors.As(err, &e)
+	return e, ok
+}
