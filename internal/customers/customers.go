@@ -1,0 +1,98 @@
+// Package customers owns customer records. A customer is referenced by the
+// service's cus_ id or by the merchant's external_customer_id, which is
+// upserted into a customer the first time it is seen.
+package customers
+
+import (
+	"context"
+	"time"
+	"unicode/utf8"
+
+	"github.com/tollgatehq/tollgate/internal/apperr"
+	"github.com/tollgatehq/tollgate/internal/id"
+	"github.com/tollgatehq/tollgate/internal/store"
+	"github.com/tollgatehq/tollgate/internal/tenant"
+)
+
+// MaxExternalIDLen bounds external_customer_id.
+const MaxExternalIDLen = 255
+
+// Customer is a merchant's customer.
+type Customer struct {
+	MerchantID string      `db:"merchant_id"`
+	Mode       tenant.Mode `db:"mode"`
+	ID         string      `db:"id"`
+	ExternalID *string     `db:"external_customer_id"`
+	CreatedAt  time.Time   `db:"created_at"`
+}
+
+// Ref is how a request names a customer: by id or by external id.
+type Ref struct {
+	ID         *string
+	ExternalID *string
+}
+
+// Empty reports whether neither reference was given.
+func (r Ref) Empty() bool { return r.ID == nil && r.ExternalID == nil }
+
+const columns = `merchant_id, mode, id, external_customer_id, created_at`
+
+// Get returns the scope's customer with id. Returns unknown_customer (400,
+// as for a body reference) when there is none; callers resolving a URL path
+// set Status 404.
+func Get(ctx context.Context, q store.Querier, s tenant.Scope, customerID string) (Customer, error) {
+	var c Customer
+	err := q.GetContext(ctx, &c, `SELECT `+columns+` FROM customers WHERE merchant_id = $1 AND mode = $2 AND id = $3`, s.MerchantID, s.Mode, customerID)
+	if store.NotFound(err) {
+		return Customer{}, apperr.New(apperr.UnknownCustomer, "customer_id: no customer %q", customerID)
+	}
+	return c, store.Translate(err)
+}
+
+// GetForPath is Get for a customer id taken from a URL path: unknown is 404.
+func GetForPath(ctx context.Context, q store.Querier, s tenant.Scope, customerID string) (Customer, error) {
+	c, err := Get(ctx, q, s, customerID)
+	if e, ok := apperr.As(err); ok && e.Code == apperr.UnknownCustomer {
+		return c, &apperr.Error{Code: apperr.UnknownCustomer, Status: 404, Message: "no customer " + customerID}
+	}
+	return c, err
+}
+
+// Upsert returns the customer with externalID, creating it on first sight.
+// Concurrent upserts of one external id return the same customer.
+func Upsert(ctx context.Context, q store.Querier, s tenant.Scope, externalID string) (Customer, error) {
+	if externalID == "" || utf8.RuneCountInString(externalID) > MaxExternalIDLen {
+		return Customer{}, apperr.Field("external_customer_id", "must be 1 to %d characters", MaxExternalIDLen)
+	}
+	var c Customer
+	// DO UPDATE (a no-op) rather than DO NOTHING so RETURNING yields the row
+	// whether it was inserted now or earlier.
+	err := q.GetContext(ctx, &c, `INSERT INTO customers (merchant_id, mode, id, external_customer_id) VALUES ($1, $2, $3, $4)
+		ON CONFLICT ON CONSTRAINT customers_external DO UPDATE SET external_customer_id = EXCLUDED.external_customer_id
+		RETURNING `+columns, s.MerchantID, s.Mode, id.New("cus"), externalID)
+	return c, store.Translate(err)
+}
+
+// Resolve turns a body reference into a customer: by id (which must exist,
+// else unknown_customer 400), else by external id (upserted). When both are
+// given they must name the same customer. required=false allows an empty
+// reference (ok=false); required=true makes it customer_required.
+func Resolve(ctx context.Context, q store.Querier, s tenant.Scope, r Ref, required bool) (c Customer, ok bool, err error) {
+	switch {
+	case r.ID != nil:
+		c, err = Get(ctx, q, s, *r.ID)
+		if err != nil {
+			return Customer{}, false, err
+		}
+		if r.ExternalID != nil && (c.ExternalID == nil || *c.ExternalID != *r.ExternalID) {
+			return Customer{}, false, apperr.Field("external_customer_id", "does not match customer %s", c.ID)
+		}
+		return c, true, nil
+	case r.ExternalID != nil:
+		c, err = Upsert(ctx, q, s, *r.ExternalID)
+		return c, err == nil, err
+	case required:
+		return Customer{}, false, apperr.New(apperr.CustomerRequired, "customer_id or external_customer_id is required")
+	}
+	return Customer{}, false, nil
+}
