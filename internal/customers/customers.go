@@ -64,13 +64,29 @@ func Upsert(ctx context.Context, q store.Querier, s tenant.Scope, externalID str
 	if externalID == "" || utf8.RuneCountInString(externalID) > MaxExternalIDLen {
 		return Customer{}, apperr.Field("external_customer_id", "must be 1 to %d characters", MaxExternalIDLen)
 	}
-	var c Customer
-	// DO UPDATE (a no-op) rather than DO NOTHING so RETURNING yields the row
-	// whether it was inserted now or earlier.
-	err := q.GetContext(ctx, &c, `INSERT INTO customers (merchant_id, mode, id, external_customer_id) VALUES ($1, $2, $3, $4)
-		ON CONFLICT ON CONSTRAINT customers_external DO UPDATE SET external_customer_id = EXCLUDED.external_customer_id
-		RETURNING `+columns, s.MerchantID, s.Mode, id.New("cus"), externalID)
-	return c, store.Translate(err)
+	// Read first: on the hot path (meter events) the customer usually exists,
+	// and a read takes no row lock. Then insert, and read again if a
+	// concurrent insert won (each statement sees the latest commits).
+	for attempt := 0; attempt < 3; attempt++ {
+		var rows []Customer
+		err := q.SelectContext(ctx, &rows, `SELECT `+columns+` FROM customers WHERE merchant_id = $1 AND mode = $2 AND external_customer_id = $3`,
+			s.MerchantID, s.Mode, externalID)
+		if err != nil {
+			return Customer{}, store.Translate(err)
+		}
+		if len(rows) == 1 {
+			return rows[0], nil
+		}
+		err = q.SelectContext(ctx, &rows, `INSERT INTO customers (merchant_id, mode, id, external_customer_id) VALUES ($1, $2, $3, $4)
+			ON CONFLICT ON CONSTRAINT customers_external DO NOTHING RETURNING `+columns, s.MerchantID, s.Mode, id.New("cus"), externalID)
+		if err != nil {
+			return Customer{}, store.Translate(err)
+		}
+		if len(rows) == 1 {
+			return rows[0], nil
+		}
+	}
+	return Customer{}, apperr.New(apperr.Internal, "customer %q could not be upserted", externalID)
 }
 
 // Resolve turns a body reference into a customer: by id (which must exist,
