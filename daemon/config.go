@@ -1,0 +1,98 @@
+// Package daemon is everything `tollgate serve` runs: the HTTP server and its
+// middleware, the REST handlers (thin adapters over internal domain
+// packages), the checkout pages and the health and metrics endpoints.
+package daemon
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/tollgatehq/tollgate/internal/ratelimit"
+	"github.com/tollgatehq/tollgate/internal/tenant"
+)
+
+// Config is the daemon's validated configuration.
+type Config struct {
+	// Listen is the TCP address to serve on (":0" picks a free port).
+	Listen string
+	// BaseURL prefixes checkout links; empty derives it from the listener.
+	BaseURL string
+	// Environment is "any", "test" or "live": with test or live, create
+	// requests made with a key of the other mode get mode_mismatch.
+	Environment string
+	// RateLimits turns the per-key limiter on; Limits overrides the spec's
+	// per-minute budgets per class.
+	RateLimits bool
+	Limits     map[ratelimit.Class]int
+	// Webhook delivery settings (used by the delivery workers).
+	AllowInsecureWebhooks bool
+	WebhookCAFile         string
+	WebhookRetrySchedule  []time.Duration
+	// MaxBodyBytes bounds request bodies; MaxBatchBodyBytes bounds batch
+	// ingestion bodies.
+	MaxBodyBytes      int64
+	MaxBatchBodyBytes int64
+	// ShutdownTimeout bounds how long in-flight requests may take to finish.
+	ShutdownTimeout time.Duration
+	// Version is reported in logs and the User-Agent of deliveries.
+	Version string
+}
+
+// Defaults returns the configuration `tollgate serve` starts from.
+func Defaults() Config {
+	return Config{
+		Listen:               "127.0.0.1:8080",
+		Environment:          "any",
+		RateLimits:           true,
+		Limits:               ratelimit.DefaultLimits(),
+		WebhookRetrySchedule: []time.Duration{time.Minute, 5 * time.Minute, 30 * time.Minute, 120 * time.Minute},
+		MaxBodyBytes:         1 << 20,
+		MaxBatchBodyBytes:    8 << 20,
+		ShutdownTimeout:      30 * time.Second,
+		Version:              "dev",
+	}
+}
+
+// Validate checks the configuration and fills zero values from Defaults.
+func (c *Config) Validate() error {
+	d := Defaults()
+	switch c.Environment {
+	case "":
+		c.Environment = d.Environment
+	case "any", string(tenant.Test), string(tenant.Live):
+	default:
+		return fmt.Errorf("--environment must be any, test or live, not %q", c.Environment)
+	}
+	if c.Listen == "" {
+		c.Listen = d.Listen
+	}
+	if c.Limits == nil {
+		c.Limits = d.Limits
+	}
+	for class, n := range c.Limits {
+		if n < 0 {
+			return fmt.Errorf("rate limit for %s must not be negative", class)
+		}
+	}
+	if len(c.WebhookRetrySchedule) == 0 {
+		c.WebhookRetrySchedule = d.WebhookRetrySchedule
+	}
+	for _, r := range c.WebhookRetrySchedule {
+		if r <= 0 {
+			return fmt.Errorf("--webhook-retry-schedule: every delay must be positive")
+		}
+	}
+	if c.MaxBodyBytes <= 0 {
+		c.MaxBodyBytes = d.MaxBodyBytes
+	}
+	if c.MaxBatchBodyBytes <= 0 {
+		c.MaxBatchBodyBytes = d.MaxBatchBodyBytes
+	}
+	if c.ShutdownTimeout <= 0 {
+		c.ShutdownTimeout = d.ShutdownTimeout
+	}
+	if c.Version == "" {
+		c.Version = d.Version
+	}
+	return nil
+}

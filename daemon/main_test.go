@@ -1,0 +1,125 @@
+package daemon_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/tollgatehq/tollgate/client"
+	"github.com/tollgatehq/tollgate/daemon"
+	"github.com/tollgatehq/tollgate/internal/auth"
+	"github.com/tollgatehq/tollgate/internal/store"
+	"github.com/tollgatehq/tollgate/internal/tenant"
+	"github.com/tollgatehq/tollgate/internal/testdb"
+)
+
+func TestMain(m *testing.M) { testdb.Main(m) }
+
+// bundle is what an end-to-end test works with: a daemon on :0 over its own
+// database, and helpers to make merchants, keys and clients.
+type bundle struct {
+	t   *testing.T
+	db  *sqlx.DB
+	d   *daemon.Daemon
+	url string
+}
+
+// setup starts a daemon on a fresh database; opts adjust its config.
+func setup(t *testing.T, opts ...func(*daemon.Config)) *bundle {
+	t.Helper()
+	ctx := context.Background()
+	db, err := store.Open(ctx, testdb.New(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	cfg := daemon.Defaults()
+	cfg.Listen = "127.0.0.1:0"
+	for _, o := range opts {
+		o(&cfg)
+	}
+	d, err := daemon.Start(cfg, db, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = d.Shutdown(sctx)
+	})
+	return &bundle{t: t, db: db, d: d, url: d.URL}
+}
+
+// merchant creates a merchant and returns its id.
+func (b *bundle) merchant(name string) string {
+	b.t.Helper()
+	m, err := auth.CreateMerchant(context.Background(), b.db, name)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	return m.ID
+}
+
+// key creates an API key and returns its id and secret.
+func (b *bundle) key(merchantID string, mode tenant.Mode) (string, string) {
+	b.t.Helper()
+	k, secret, err := auth.CreateKey(context.Background(), b.db, merchantID, mode)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	return k.ID, secret
+}
+
+// client returns a client for a new merchant's key of mode, or for key.
+func (b *bundle) client(key string) *client.Client {
+	return client.New(b.url, key, client.WithMaxRetries(0))
+}
+
+// testClient makes a merchant with a test key and returns its client.
+func (b *bundle) testClient() (*client.Client, string) {
+	_, key := b.key(b.merchant("acme"), tenant.Test)
+	return b.client(key), key
+}
+
+// raw sends a request with an optional bearer key and returns status,
+// headers and body.
+func (b *bundle) raw(method, path, key, body string) (int, http.Header, string) {
+	b.t.Helper()
+	req, err := http.NewRequest(method, b.url+path, strings.NewReader(body))
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	out, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, resp.Header, string(out)
+}
+
+// apiErr asserts err is a client.Error with status and code.
+func apiErr(t *testing.T, err error, status int, code string) *client.Error {
+	t.Helper()
+	var e *client.Error
+	if !errors.As(err, &e) {
+		t.Fatalf("want *client.Error %d %s, got %T %v", status, code, err, err)
+	}
+	if e.Status != status || e.Code != code {
+		t.Fatalf("want %d %s, got %d %s: %s", status, code, e.Status, e.Code, e.Message)
+	}
+	return e
+}

@@ -1,0 +1,100 @@
+package daemon
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/felixge/httpsnoop"
+	"github.com/gorilla/handlers"
+	"github.com/jmoiron/sqlx"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/tollgatehq/tollgate/internal/id"
+)
+
+// APIVersion is sent as wc-version on every response, errors included.
+const APIVersion = "2026-07-01"
+
+type ctxKey int
+
+const (
+	requestIDKey ctxKey = iota
+	routeKey
+)
+
+// routeInfo is filled in by the matched route so the outer middleware can
+// label logs and metrics with the route pattern rather than the raw path.
+type routeInfo struct{ pattern string }
+
+func requestID(ctx context.Context) string {
+	s, _ := ctx.Value(requestIDKey).(string)
+	return s
+}
+
+// metrics are one server's Prometheus collectors, on a registry of its own
+// so several servers can run in one process (tests).
+type metrics struct {
+	registry *prometheus.Registry
+	requests *prometheus.CounterVec
+	latency  *prometheus.HistogramVec
+}
+
+func newMetrics(db *sqlx.DB) *metrics {
+	m := &metrics{
+		registry: prometheus.NewRegistry(),
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "tollgate_http_requests_total", Help: "HTTP requests by route, method and status.",
+		}, []string{"route", "method", "status"}),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "tollgate_http_request_duration_seconds", Help: "HTTP request latency by route and method.",
+			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
+		}, []string{"route", "method"}),
+	}
+	m.registry.MustRegister(m.requests, m.latency,
+		collectors.NewDBStatsCollector(db.DB, "tollgate"),
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+// instrument is the outermost middleware: it assigns the request id, sets
+// wc-version, and records one log line and the metrics per request.
+func (s *Server) instrument(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rid := "req_" + id.Random(20)
+		info := &routeInfo{pattern: "unmatched"}
+		ctx := context.WithValue(context.WithValue(r.Context(), requestIDKey, rid), routeKey, info)
+		w.Header().Set("request-id", rid)
+		w.Header().Set("wc-version", APIVersion)
+		start := time.Now()
+		m := httpsnoop.CaptureMetrics(next, w, r.WithContext(ctx))
+		elapsed := time.Since(start)
+		s.metrics.requests.WithLabelValues(info.pattern, r.Method, strconv.Itoa(m.Code)).Inc()
+		s.metrics.latency.WithLabelValues(info.pattern, r.Method).Observe(elapsed.Seconds())
+		level := slog.LevelInfo
+		if m.Code >= 500 {
+			level = slog.LevelError
+		}
+		s.log.LogAttrs(ctx, level, "request",
+			slog.String("request_id", rid), slog.String("method", r.Method), slog.String("path", r.URL.Path),
+			slog.String("route", info.pattern), slog.Int("status", m.Code), slog.Int64("bytes", m.Written),
+			slog.Duration("duration", elapsed), slog.String("remote", r.RemoteAddr))
+	})
+}
+
+// chain wraps the route table in the middleware stack, outermost first:
+// instrumentation, panic recovery, proxy headers, compression.
+func (s *Server) chain(mux http.Handler) http.Handler {
+	h := handlers.CompressHandler(mux)
+	h = handlers.ProxyHeaders(h)
+	h = handlers.RecoveryHandler(handlers.RecoveryLogger(recoveryLogger{s.log}), handlers.PrintRecoveryStack(true))(h)
+	return s.instrument(h)
+}
+
+type recoveryLogger struct{ log *slog.Logger }
+
+func (l recoveryLogger) Println(v ...any) { l.log.Error("panic", "detail", v) }

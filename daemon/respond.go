@@ -1,0 +1,100 @@
+package daemon
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"strconv"
+
+	"github.com/tollgatehq/tollgate/internal/apperr"
+	"github.com/tollgatehq/tollgate/internal/store"
+)
+
+// statusOf is the one table mapping error codes to HTTP statuses.
+var statusOf = map[apperr.Code]int{
+	apperr.Unauthorized:       http.StatusUnauthorized,
+	apperr.InvalidJSON:        http.StatusBadRequest,
+	apperr.InvalidRequest:     http.StatusBadRequest,
+	apperr.ModeMismatch:       http.StatusBadRequest,
+	apperr.AmountTooSmall:     http.StatusBadRequest,
+	apperr.InvalidInterval:    http.StatusBadRequest,
+	apperr.MissingValue:       http.StatusBadRequest,
+	apperr.CustomerRequired:   http.StatusBadRequest,
+	apperr.UnknownCustomer:    http.StatusBadRequest,
+	apperr.UnknownMeter:       http.StatusNotFound,
+	apperr.UnknownFeature:     http.StatusNotFound,
+	apperr.NoCreditAccount:    http.StatusNotFound,
+	apperr.ResourceNotFound:   http.StatusNotFound,
+	apperr.MethodNotAllowed:   http.StatusMethodNotAllowed,
+	apperr.RateLimited:        http.StatusTooManyRequests,
+	apperr.ServiceUnavailable: http.StatusServiceUnavailable,
+	apperr.Internal:           http.StatusInternalServerError,
+}
+
+// unavailableRetryAfter is what a 503 asks clients to wait, in seconds.
+const unavailableRetryAfter = 2
+
+type errorBody struct {
+	Error struct {
+		Code    apperr.Code `json:"code"`
+		Message string      `json:"message"`
+	} `json:"error"`
+}
+
+// writeJSON writes v with status.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	_ = enc.Encode(v)
+}
+
+// writeError writes err as the error envelope. Errors that are not API errors
+// become 503 when the database is unavailable and 500 otherwise; the 500's
+// detail goes to the log, not the client.
+func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
+	e, ok := apperr.As(err)
+	switch {
+	case ok:
+	case store.Unavailable(err):
+		e = &apperr.Error{Code: apperr.ServiceUnavailable, Message: "the database is unavailable; retry shortly"}
+	case errors.Is(err, context.Canceled) && r.Context().Err() != nil:
+		// The client went away; nobody reads this response.
+		e = &apperr.Error{Code: apperr.ServiceUnavailable, Message: "request cancelled"}
+	default:
+		log.ErrorContext(r.Context(), "internal error", "err", err, "request_id", requestID(r.Context()))
+		e = &apperr.Error{Code: apperr.Internal, Message: "internal error; request id " + requestID(r.Context())}
+	}
+	status := e.Status
+	if status == 0 {
+		status = statusOf[e.Code]
+	}
+	if status == 0 {
+		status = http.StatusInternalServerError
+	}
+	if status == http.StatusServiceUnavailable && w.Header().Get("Retry-After") == "" {
+		w.Header().Set("Retry-After", strconv.Itoa(unavailableRetryAfter))
+	}
+	var body errorBody
+	body.Error.Code = e.Code
+	body.Error.Message = e.Message
+	writeJSON(w, status, body)
+}
+
+// readBody reads the request body up to limit bytes. A larger body is
+// invalid_request with status 413, answered rather than dropped.
+func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return nil, &apperr.Error{Code: apperr.InvalidRequest, Status: http.StatusRequestEntityTooLarge,
+				Message: "request body exceeds " + strconv.FormatInt(limit, 10) + " bytes"}
+		}
+		return nil, apperr.New(apperr.InvalidJSON, "could not read request body: %v", err)
+	}
+	return body, nil
+}

@@ -1,0 +1,144 @@
+package daemon
+
+import (
+	"log/slog"
+	"math"
+	"net/http"
+	"strconv"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/tollgatehq/tollgate/internal/apperr"
+	"github.com/tollgatehq/tollgate/internal/auth"
+	"github.com/tollgatehq/tollgate/internal/ratelimit"
+)
+
+// Server serves the HTTP API over one database.
+type Server struct {
+	cfg     Config
+	db      *sqlx.DB
+	log     *slog.Logger
+	limiter ratelimit.Limiter
+	metrics *metrics
+	baseURL string
+	handler http.Handler
+}
+
+// NewServer builds the route table and middleware over db. baseURL prefixes
+// checkout links. The limiter may be nil for the in-process default.
+func NewServer(cfg Config, db *sqlx.DB, log *slog.Logger, baseURL string, limiter ratelimit.Limiter) *Server {
+	if limiter == nil {
+		limiter = ratelimit.NewMemory(cfg.Limits, nil)
+	}
+	s := &Server{cfg: cfg, db: db, log: log, limiter: limiter, metrics: newMetrics(db), baseURL: baseURL}
+	mux := http.NewServeMux()
+	for _, rt := range s.routes() {
+		mux.Handle(rt.pattern, s.route(rt))
+	}
+	s.handler = s.chain(mux)
+	return s
+}
+
+// ServeHTTP implements http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
+
+// apiFunc is a REST handler: it writes its response or returns an error for
+// the one error encoder.
+type apiFunc func(w http.ResponseWriter, r *http.Request, p auth.Principal) error
+
+// route is one row of the route table.
+type route struct {
+	pattern string
+	class   ratelimit.Class // "" means not rate limited
+	creates bool            // a create request: subject to mode_mismatch
+	api     apiFunc         // authenticated /v1 handler
+	plain   http.HandlerFunc
+}
+
+// routes is the one route table.
+func (s *Server) routes() []route {
+	return []route{
+		{pattern: "GET /healthz", plain: s.healthz},
+		{pattern: "GET /readyz", plain: s.readyz},
+		{pattern: "GET /metrics", plain: s.metricsHandler},
+		{pattern: "GET /checkout/{id}", plain: s.checkoutPage},
+
+		{pattern: "POST /v1/invoices", class: ratelimit.ClassCreate, creates: true, api: s.createInvoice},
+		{pattern: "GET /v1/invoices", class: ratelimit.ClassList, api: s.listInvoices},
+		{pattern: "POST /v1/meters", class: ratelimit.ClassCreate, creates: true, api: s.createMeter},
+		{pattern: "GET /v1/meters", class: ratelimit.ClassList, api: s.listMeters},
+		{pattern: "GET /v1/payments", class: ratelimit.ClassList, api: s.listPayments},
+		{pattern: "GET /v1/subscriptions", class: ratelimit.ClassList, api: s.listSubscriptions},
+		{pattern: "GET /v1/events", class: ratelimit.ClassList, api: s.listEvents},
+
+		// Read-only resources answer other methods with 405 in the envelope.
+		{pattern: "/v1/payments", api: methodNotAllowed},
+		{pattern: "/v1/subscriptions", api: methodNotAllowed},
+		{pattern: "/v1/events", api: methodNotAllowed},
+		{pattern: "/v1/invoices", api: methodNotAllowed},
+		{pattern: "/v1/meters", api: methodNotAllowed},
+		{pattern: "/v1/{resource}", api: unknownResource},
+		{pattern: "/v1/", api: unknownResource},
+		{pattern: "/", plain: s.notFound},
+	}
+}
+
+// route adapts a table row to an http.Handler: route labelling, and for API
+// routes authentication, rate limiting and the mode check, in that order.
+func (s *Server) route(rt route) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if info, ok := r.Context().Value(routeKey).(*routeInfo); ok {
+			info.pattern = rt.pattern
+		}
+		if rt.plain != nil {
+			rt.plain(w, r)
+			return
+		}
+		p, err := auth.Authenticate(r.Context(), s.db, r.Header.Get("Authorization"))
+		if err != nil {
+			writeError(w, r, s.log, err)
+			return
+		}
+		if err := s.admit(w, r, p, rt); err != nil {
+			writeError(w, r, s.log, err)
+			return
+		}
+		if err := rt.api(w, r, p); err != nil {
+			writeError(w, r, s.log, err)
+		}
+	})
+}
+
+// admit applies the rate limit and, for create requests, the environment.
+func (s *Server) admit(w http.ResponseWriter, r *http.Request, p auth.Principal, rt route) error {
+	if s.cfg.RateLimits && rt.class != "" {
+		d, err := s.limiter.Allow(r.Context(), p.KeyID, rt.class)
+		if err != nil {
+			return err
+		}
+		if !d.Allowed {
+			secs := int(math.Ceil(d.RetryAfter.Seconds()))
+			if secs < 1 {
+				secs = 1
+			}
+			w.Header().Set("Retry-After", strconv.Itoa(secs))
+			return apperr.New(apperr.RateLimited, "rate limit of %d requests per minute exceeded for %s; retry in %d s", d.Limit, rt.class, secs)
+		}
+	}
+	if rt.creates && s.cfg.Environment != "any" && string(p.Mode) != s.cfg.Environment {
+		return apperr.New(apperr.ModeMismatch, "this server accepts %s-mode requests only, but the key is a %s key", s.cfg.Environment, p.Mode)
+	}
+	return nil
+}
+
+func methodNotAllowed(_ http.ResponseWriter, r *http.Request, _ auth.Principal) error {
+	return apperr.New(apperr.MethodNotAllowed, "%s is not allowed on %s", r.Method, r.URL.Path)
+}
+
+func unknownResource(_ http.ResponseWriter, r *http.Request, _ auth.Principal) error {
+	return apperr.New(apperr.ResourceNotFound, "no such resource: %s (list resources: payments, subscriptions, invoices, events, meters)", r.URL.Path)
+}
+
+func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {
+	writeError(w, r, s.log, apperr.New(apperr.ResourceNotFound, "no such path: %s", r.URL.Path))
+}
