@@ -1,0 +1,320 @@
+package credits
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/tollgatehq/tollgate/internal/apperr"
+	"github.com/tollgatehq/tollgate/internal/id"
+	"github.com/tollgatehq/tollgate/internal/money"
+	"github.com/tollgatehq/tollgate/internal/store"
+	"github.com/tollgatehq/tollgate/internal/tenant"
+)
+
+// Entry kinds and operation kinds.
+const (
+	kindGrant  = "grant"
+	kindDebit  = "debit"
+	kindExpiry = "expiry"
+)
+
+// account is a credit_accounts row: the projection of its entries.
+type account struct {
+	MerchantID string       `db:"merchant_id"`
+	Mode       tenant.Mode  `db:"mode"`
+	ID         string       `db:"id"`
+	CustomerID string       `db:"customer_id"`
+	Balance    money.Amount `db:"balance"`
+	Granted    money.Amount `db:"granted"`
+	Consumed   money.Amount `db:"consumed"`
+	Debt       money.Amount `db:"debt"`
+}
+
+const accountColumns = `merchant_id, mode, id, customer_id, balance, granted, consumed, debt`
+
+// bucket is what is left of one grant (credit_grant_balances).
+type bucket struct {
+	GrantID   string       `db:"grant_id"`
+	Remaining money.Amount `db:"remaining"`
+	ExpiresAt *time.Time   `db:"expires_at"`
+	changed   bool
+}
+
+// operation is a credit_operations row: one grant or debit request and the
+// result a replay returns.
+type operation struct {
+	ID             string       `db:"id"`
+	AccountID      string       `db:"account_id"`
+	CustomerID     string       `db:"customer_id"`
+	Kind           string       `db:"kind"`
+	Amount         money.Amount `db:"amount"`
+	Covered        money.Amount `db:"covered"`
+	Balance        money.Amount `db:"balance"`
+	EntryID        *string      `db:"entry_id"`
+	Reason         string       `db:"reason"`
+	AllowNegative  bool         `db:"allow_negative"`
+	ExpiresAt      *time.Time   `db:"expires_at"`
+	IdempotencyKey *string      `db:"idempotency_key"`
+}
+
+const operationColumns = `id, account_id, customer_id, kind, amount, covered, balance, entry_id, reason, allow_negative, expires_at, idempotency_key`
+
+// entry is a ledger row to write.
+type entry struct {
+	ID          string
+	Kind        string
+	Amount      money.Amount // signed
+	GrantID     *string
+	ExpiresAt   *time.Time
+	Settled     money.Amount
+	EffectiveAt time.Time
+}
+
+// lockAccount returns the customer's account locked FOR UPDATE; ok=false
+// when there is none. skipLocked makes a busy account look absent (sweep).
+func lockAccount(ctx context.Context, q store.Querier, s tenant.Scope, customerID string, skipLocked bool) (account, bool, error) {
+	query := `SELECT ` + accountColumns + ` FROM credit_accounts WHERE merchant_id = $1 AND mode = $2 AND customer_id = $3 FOR UPDATE`
+	if skipLocked {
+		query += ` SKIP LOCKED`
+	}
+	var a account
+	err := q.GetContext(ctx, &a, query, s.MerchantID, s.Mode, customerID)
+	if store.NotFound(err) {
+		return account{}, false, nil
+	}
+	return a, err == nil, store.Translate(err)
+}
+
+// openAccount returns the customer's account locked FOR UPDATE, creating it
+// first if needed (concurrent first grants end with one account).
+func openAccount(ctx context.Context, q store.Querier, s tenant.Scope, customerID string) (account, error) {
+	if _, err := q.ExecContext(ctx, `INSERT INTO credit_accounts (merchant_id, mode, id, customer_id) VALUES ($1, $2, $3, $4)
+		ON CONFLICT ON CONSTRAINT credit_accounts_customer DO NOTHING`, s.MerchantID, s.Mode, id.New("cacct"), customerID); err != nil {
+		return account{}, store.Translate(err)
+	}
+	a, ok, err := lockAccount(ctx, q, s, customerID, false)
+	if err == nil && !ok {
+		err = apperr.New(apperr.Internal, "credit account of %s vanished", customerID)
+	}
+	return a, err
+}
+
+// replay looks up want's idempotency key: ok=true with the stored operation
+// when it was already applied with the same parameters; invalid_request when
+// it was used with others.
+func replay(ctx context.Context, q store.Querier, s tenant.Scope, want operation) (operation, bool, error) {
+	if want.IdempotencyKey == nil {
+		return operation{}, false, nil
+	}
+	var ops []operation
+	err := q.SelectContext(ctx, &ops, `SELECT `+operationColumns+` FROM credit_operations
+		WHERE merchant_id = $1 AND mode = $2 AND idempotency_key = $3`, s.MerchantID, s.Mode, *want.IdempotencyKey)
+	if err != nil || len(ops) == 0 {
+		return operation{}, false, store.Translate(err)
+	}
+	if diff := ops[0].differs(want); diff != "" {
+		return operation{}, false, apperr.Field("idempotency_key", "was already used with different parameters (%s)", diff)
+	}
+	return ops[0], true, nil
+}
+
+// differs names the first parameter in which a request differs from the
+// stored operation o, or returns "".
+func (o operation) differs(want operation) string {
+	switch {
+	case o.Kind != want.Kind:
+		return "a credit " + o.Kind
+	case o.CustomerID != want.CustomerID:
+		return "customer"
+	case o.Amount != want.Amount:
+		return "amount"
+	case o.Reason != want.Reason:
+		return "reason"
+	case o.AllowNegative != want.AllowNegative:
+		return "allow_negative"
+	case (o.ExpiresAt == nil) != (want.ExpiresAt == nil) || (o.ExpiresAt != nil && !o.ExpiresAt.Equal(*want.ExpiresAt)):
+		return "expires_at"
+	}
+	return ""
+}
+
+// ledger is one locked account with its live grants, and the writes that a
+// change will commit.
+type ledger struct {
+	s        tenant.Scope
+	acct     account
+	buckets  []*bucket // drawing order: soonest expiry first, never-expiring last, then oldest
+	entries  []entry
+	now      time.Time
+	newGrant *bucket // a new grant's remainder, to insert
+}
+
+// loadLedger reads the locked account's grants that still have a remainder
+// and expires those due at now.
+func loadLedger(ctx context.Context, q store.Querier, s tenant.Scope, acct account, now time.Time) (*ledger, error) {
+	var bs []*bucket
+	err := q.SelectContext(ctx, &bs, `SELECT grant_id, remaining, expires_at FROM credit_grant_balances
+		WHERE merchant_id = $1 AND account_id = $2 AND remaining > 0
+		ORDER BY expires_at NULLS LAST, seq`, acct.MerchantID, acct.ID)
+	if err != nil {
+		return nil, store.Translate(err)
+	}
+	l := &ledger{s: s, acct: acct, now: now}
+	for _, b := range bs {
+		if b.ExpiresAt != nil && !b.ExpiresAt.After(now) {
+			gid := b.GrantID
+			l.entries = append(l.entries, entry{ID: id.New("cle"), Kind: kindExpiry, Amount: -b.Remaining, GrantID: &gid, EffectiveAt: *b.ExpiresAt})
+			l.acct.Balance -= b.Remaining // cannot overflow: the remainder is part of the balance
+			b.Remaining, b.changed = 0, true
+		}
+		l.buckets = append(l.buckets, b)
+	}
+	return l, nil
+}
+
+// grant adds a grant of amount, repaying debt first, and returns its entry id.
+func (l *ledger) grant(amount money.Amount, expiresAt *time.Time) (string, error) {
+	balance, err := money.Add(l.acct.Balance, amount)
+	if err != nil {
+		return "", apperr.Field("amount", "would make the balance too large")
+	}
+	granted, err := money.Add(l.acct.Granted, amount)
+	if err != nil {
+		return "", apperr.Field("amount", "would make the lifetime granted total too large")
+	}
+	settled := min(l.acct.Debt, amount)
+	l.acct.Balance, l.acct.Granted, l.acct.Debt = balance, granted, l.acct.Debt-settled
+	e := entry{ID: id.New("cle"), Kind: kindGrant, Amount: amount, ExpiresAt: expiresAt, Settled: settled, EffectiveAt: l.now}
+	l.entries = append(l.entries, e)
+	l.newGrant = &bucket{GrantID: e.ID, Remaining: amount - settled, ExpiresAt: expiresAt}
+	return e.ID, nil
+}
+
+// debit draws amount and returns what was covered.
+func (l *ledger) debit(amount money.Amount, allowNegative bool) (money.Amount, error) {
+	left := amount
+	for _, b := range l.buckets {
+		if left == 0 {
+			break
+		}
+		if b.Remaining == 0 {
+			continue
+		}
+		take := min(b.Remaining, left)
+		gid := b.GrantID
+		l.entries = append(l.entries, entry{ID: id.New("cle"), Kind: kindDebit, Amount: -take, GrantID: &gid, EffectiveAt: l.now})
+		b.Remaining, b.changed = b.Remaining-take, true
+		left -= take
+	}
+	covered := amount - left
+	if allowNegative && left > 0 {
+		debt, err := money.Add(l.acct.Debt, left)
+		if err != nil {
+			return 0, apperr.Field("amount", "would make the balance too small")
+		}
+		l.entries = append(l.entries, entry{ID: id.New("cle"), Kind: kindDebit, Amount: -left, EffectiveAt: l.now})
+		l.acct.Debt, covered = debt, amount
+	}
+	balance, err := money.Sub(l.acct.Balance, covered)
+	if err != nil {
+		return 0, apperr.Field("amount", "would make the balance too small")
+	}
+	consumed, err := money.Add(l.acct.Consumed, covered)
+	if err != nil {
+		return 0, apperr.Field("amount", "would make the lifetime consumed total too large")
+	}
+	l.acct.Balance, l.acct.Consumed = balance, consumed
+	return covered, nil
+}
+
+// commit writes op (unless nil), the entries and the projections. When op's
+// idempotency key was taken meanwhile by a concurrent request for another
+// account, nothing is written and the stored operation is returned with
+// replayed=true (or invalid_request if its parameters differ).
+func (l *ledger) commit(ctx context.Context, q store.Querier, op operation) (stored operation, replayed bool, err error) {
+	op.ID, op.AccountID = id.New("cop"), l.acct.ID
+	var ids []string
+	err = q.SelectContext(ctx, &ids, `INSERT INTO credit_operations (merchant_id, mode, id, account_id, customer_id, kind, amount, covered, balance,
+		entry_id, reason, allow_negative, expires_at, idempotency_key, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
+		ON CONFLICT (merchant_id, mode, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING RETURNING id`,
+		l.s.MerchantID, l.s.Mode, op.ID, op.AccountID, op.CustomerID, op.Kind, op.Amount, op.Covered, op.Balance,
+		op.EntryID, op.Reason, op.AllowNegative, op.ExpiresAt, op.IdempotencyKey, l.now)
+	if err != nil {
+		return operation{}, false, store.Translate(err)
+	}
+	if len(ids) == 0 {
+		// The unique index made this insert wait for the other request to
+		// commit, so its operation is visible now.
+		stored, ok, err := replay(ctx, q, l.s, op)
+		if err == nil && !ok {
+			err = apperr.New(apperr.Internal, "idempotency key conflict without a stored operation")
+		}
+		return stored, ok, err
+	}
+	return op, false, l.write(ctx, q, &op.ID)
+}
+
+// write stores the pending entries and updates the projections.
+func (l *ledger) write(ctx context.Context, q store.Querier, opID *string) error {
+	if len(l.entries) > 0 {
+		var b strings.Builder
+		b.WriteString(`INSERT INTO credit_entries (merchant_id, mode, id, account_id, operation_id, kind, amount, grant_id, expires_at, settled, effective_at, created_at) VALUES `)
+		args := []any{l.s.MerchantID, l.s.Mode, l.acct.ID, l.now}
+		for i, e := range l.entries {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			n := len(args)
+			opRef := opID
+			if e.Kind == kindExpiry {
+				opRef = nil
+			}
+			fmt.Fprintf(&b, "($1, $2, $%d, $3, $%d, $%d, $%d, $%d, $%d, $%d, $%d, $4)", n+1, n+2, n+3, n+4, n+5, n+6, n+7, n+8)
+			args = append(args, e.ID, opRef, e.Kind, e.Amount, e.GrantID, e.ExpiresAt, e.Settled, e.EffectiveAt)
+		}
+		if _, err := q.ExecContext(ctx, b.String(), args...); err != nil {
+			return store.Translate(err)
+		}
+	}
+	if err := l.writeBuckets(ctx, q); err != nil {
+		return err
+	}
+	_, err := q.ExecContext(ctx, `UPDATE credit_accounts SET balance = $3, granted = $4, consumed = $5, debt = $6
+		WHERE merchant_id = $1 AND id = $2`, l.acct.MerchantID, l.acct.ID, l.acct.Balance, l.acct.Granted, l.acct.Consumed, l.acct.Debt)
+	return store.Translate(err)
+}
+
+// writeBuckets updates changed grant remainders and inserts a new grant's.
+func (l *ledger) writeBuckets(ctx context.Context, q store.Querier) error {
+	var b strings.Builder
+	args := []any{l.acct.MerchantID}
+	for _, bk := range l.buckets {
+		if !bk.changed {
+			continue
+		}
+		if len(args) > 1 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "($%d::text, $%d::numeric)", len(args)+1, len(args)+2)
+		args = append(args, bk.GrantID, bk.Remaining)
+	}
+	if len(args) > 1 {
+		if _, err := q.ExecContext(ctx, `UPDATE credit_grant_balances g SET remaining = v.remaining
+			FROM (VALUES `+b.String()+`) AS v (grant_id, remaining)
+			WHERE g.merchant_id = $1 AND g.grant_id = v.grant_id`, args...); err != nil {
+			return store.Translate(err)
+		}
+	}
+	if g := l.newGrant; g != nil {
+		// The grant entry was inserted just before; its seq orders grants
+		// that expire together.
+		_, err := q.ExecContext(ctx, `INSERT INTO credit_grant_balances (merchant_id, mode, grant_id, account_id, amount, remaining, expires_at, seq)
+			SELECT merchant_id, mode, id, account_id, amount, $3, expires_at, seq FROM credit_entries WHERE merchant_id = $1 AND id = $2`,
+			l.acct.MerchantID, g.GrantID, g.Remaining)
+		return store.Translate(err)
+	}
+	return nil
+}

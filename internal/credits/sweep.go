@@ -1,0 +1,67 @@
+package credits
+
+import (
+	"context"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/tollgatehq/tollgate/internal/store"
+	"github.com/tollgatehq/tollgate/internal/tenant"
+)
+
+// sweepBatch bounds how many accounts one sweep transaction locks.
+const sweepBatch = 100
+
+// SweepExpired writes the expiry entry of every grant whose expiry is at or
+// before now and that still has a remainder, across all merchants, and
+// returns how many it wrote. Accounts are claimed with FOR UPDATE SKIP
+// LOCKED, so several replicas may sweep at once without waiting on each
+// other or on requests: an account busy with a grant or debit is skipped,
+// and that request expires its grants itself. A unique index allows one
+// expiry entry per grant, so nothing is written twice. Balances read before
+// the sweep already leave expired remainders out; the sweep only makes the
+// ledger say so.
+func SweepExpired(ctx context.Context, db *sqlx.DB, now time.Time) (int, error) {
+	total := 0
+	for {
+		n, accounts, err := sweepOnce(ctx, db, now)
+		total += n
+		if err != nil || accounts < sweepBatch {
+			return total, err
+		}
+	}
+}
+
+// sweepOnce expires the due grants of up to sweepBatch accounts in one
+// transaction; it returns the entries written and the accounts claimed.
+func sweepOnce(ctx context.Context, db *sqlx.DB, now time.Time) (written, claimed int, err error) {
+	err = store.Tx(ctx, db, func(tx *sqlx.Tx) error {
+		var accts []account
+		if err := tx.SelectContext(ctx, &accts, `SELECT `+accountColumns+` FROM credit_accounts a
+			WHERE (a.merchant_id, a.id) IN (SELECT merchant_id, account_id FROM credit_grant_balances
+				WHERE remaining > 0 AND expires_at IS NOT NULL AND expires_at <= $1)
+			LIMIT $2 FOR UPDATE OF a SKIP LOCKED`, now, sweepBatch); err != nil {
+			return err
+		}
+		claimed = len(accts)
+		for _, a := range accts {
+			l, err := loadLedger(ctx, tx, tenant.Scope{MerchantID: a.MerchantID, Mode: a.Mode}, a, now)
+			if err != nil {
+				return err
+			}
+			if len(l.entries) == 0 {
+				continue
+			}
+			if err := l.write(ctx, tx, nil); err != nil {
+				return err
+			}
+			written += len(l.entries)
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, 0, err
+	}
+	return written, claimed, nil
+}
