@@ -1,0 +1,281 @@
+package cmd
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tollgatehq/tollgate/internal/auth"
+	"github.com/tollgatehq/tollgate/internal/tenant"
+	"github.com/tollgatehq/tollgate/internal/webhooks"
+)
+
+// newAdminCmd is the merchant dashboard's operations, run by the operator
+// against the database (the only client-side commands that open it).
+func newAdminCmd(f *Factory) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "admin",
+		Short: "Operator commands run against the database: merchants, API keys, webhook endpoints",
+	}
+	dbFlags := func(c *cobra.Command) *cobra.Command { dbFlags(c); return c }
+	merchant := &cobra.Command{Use: "merchant", Short: "Create and list merchants"}
+	merchant.AddCommand(dbFlags(newAdminMerchantCreate(f)), dbFlags(newAdminMerchantList(f)))
+	key := &cobra.Command{Use: "key", Short: "Create, list and revoke API keys"}
+	key.AddCommand(dbFlags(newAdminKeyCreate(f)), dbFlags(newAdminKeyList(f)), dbFlags(newAdminKeyRevoke(f)))
+	cmd.AddCommand(merchant, key, newAdminWebhookCmd(f, dbFlags))
+	return cmd
+}
+
+// withDB runs fn with the database open (starting the embedded cluster for
+// the command's duration if it is not running).
+func (f *Factory) withDB(ctx context.Context, fn func(d *database) error) error {
+	d, err := f.openDatabase(ctx, f.newLogger(), true)
+	if err != nil {
+		return err
+	}
+	defer d.Close(ctx, false)
+	return fn(d)
+}
+
+func writeJSONTo(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func newTable(w io.Writer) *tabwriter.Writer { return tabwriter.NewWriter(w, 0, 4, 2, ' ', 0) }
+
+func fmtTime(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05") }
+
+func newAdminMerchantCreate(f *Factory) *cobra.Command {
+	cmd := &cobra.Command{
+		Use: "create --name NAME", Short: "Create a merchant", Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			name, _ := cmd.Flags().GetString("name")
+			if strings.TrimSpace(name) == "" {
+				return usageError("--name is required")
+			}
+			return f.withDB(cmd.Context(), func(d *database) error {
+				m, err := auth.CreateMerchant(cmd.Context(), d.DB, name)
+				if err != nil {
+					return err
+				}
+				if f.JSON() {
+					return writeJSONTo(f.IO.Out, m)
+				}
+				fmt.Fprintf(f.IO.Out, "Created merchant %s (%s)\n", m.ID, m.Name)
+				return nil
+			})
+		},
+	}
+	cmd.Flags().String("name", "", "merchant name")
+	return cmd
+}
+
+func newAdminMerchantList(f *Factory) *cobra.Command {
+	return &cobra.Command{
+		Use: "list", Short: "List merchants", Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return f.withDB(cmd.Context(), func(d *database) error {
+				ms, err := auth.ListMerchants(cmd.Context(), d.DB)
+				if err != nil {
+					return err
+				}
+				if f.JSON() {
+					return writeJSONTo(f.IO.Out, ms)
+				}
+				tw := newTable(f.IO.Out)
+				fmt.Fprintln(tw, "ID\tNAME\tCREATED")
+				for _, m := range ms {
+					fmt.Fprintf(tw, "%s\t%s\t%s\n", m.ID, m.Name, fmtTime(m.CreatedAt))
+				}
+				return tw.Flush()
+			})
+		},
+	}
+}
+
+func newAdminKeyCreate(f *Factory) *cobra.Command {
+	cmd := &cobra.Command{
+		Use: "create --merchant ID --mode test|live", Short: "Create an API key (printed once)", Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			merchant, _ := cmd.Flags().GetString("merchant")
+			mode, _ := cmd.Flags().GetString("mode")
+			if merchant == "" {
+				return usageError("--merchant is required")
+			}
+			if !tenant.Mode(mode).Valid() {
+				return usageError("--mode must be test or live")
+			}
+			return f.withDB(cmd.Context(), func(d *database) error {
+				k, secret, err := auth.CreateKey(cmd.Context(), d.DB, merchant, tenant.Mode(mode))
+				if err != nil {
+					return err
+				}
+				if f.JSON() {
+					return writeJSONTo(f.IO.Out, map[string]any{"id": k.ID, "key": secret, "merchant_id": k.MerchantID, "mode": k.Mode, "created_at": k.CreatedAt})
+				}
+				fmt.Fprintf(f.IO.Out, "Created %s key %s for %s. The key is shown once:\n\n    %s\n", k.Mode, k.ID, k.MerchantID, secret)
+				return nil
+			})
+		},
+	}
+	cmd.Flags().String("merchant", "", "merchant id")
+	cmd.Flags().String("mode", "", "test or live")
+	return cmd
+}
+
+func newAdminKeyList(f *Factory) *cobra.Command {
+	cmd := &cobra.Command{
+		Use: "list [--merchant ID]", Short: "List API keys (hints only; keys are not stored)", Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			merchant, _ := cmd.Flags().GetString("merchant")
+			return f.withDB(cmd.Context(), func(d *database) error {
+				ks, err := auth.ListKeys(cmd.Context(), d.DB, merchant)
+				if err != nil {
+					return err
+				}
+				if f.JSON() {
+					return writeJSONTo(f.IO.Out, ks)
+				}
+				tw := newTable(f.IO.Out)
+				fmt.Fprintln(tw, "ID\tMERCHANT\tMODE\tKEY\tCREATED\tREVOKED")
+				for _, k := range ks {
+					revoked := "-"
+					if k.RevokedAt != nil {
+						revoked = fmtTime(*k.RevokedAt)
+					}
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", k.ID, k.MerchantID, k.Mode, k.Hint, fmtTime(k.CreatedAt), revoked)
+				}
+				return tw.Flush()
+			})
+		},
+	}
+	cmd.Flags().String("merchant", "", "only this merchant's keys")
+	return cmd
+}
+
+func newAdminKeyRevoke(f *Factory) *cobra.Command {
+	return &cobra.Command{
+		Use: "revoke KEY_ID", Short: "Revoke an API key; it fails on the very next request", Args: exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return f.withDB(cmd.Context(), func(d *database) error {
+				if err := auth.RevokeKey(cmd.Context(), d.DB, args[0]); err != nil {
+					return err
+				}
+				if f.JSON() {
+					return writeJSONTo(f.IO.Out, map[string]any{"id": args[0], "revoked": true})
+				}
+				fmt.Fprintf(f.IO.Out, "Revoked %s\n", args[0])
+				return nil
+			})
+		},
+	}
+}
+
+// exactArgs is cobra.ExactArgs with a usage-error exit code.
+func exactArgs(n int) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) != n {
+			return usageError("%s takes %d argument(s), got %d", cmd.CommandPath(), n, len(args))
+		}
+		return nil
+	}
+}
+
+func newAdminWebhookCmd(f *Factory, withDBFlags func(*cobra.Command) *cobra.Command) *cobra.Command {
+	cmd := &cobra.Command{Use: "webhook", Short: "Register and manage webhook endpoints"}
+	add := &cobra.Command{
+		Use: "add --merchant ID --mode test|live --url URL", Short: "Register an endpoint (its whsec_ secret is printed once)", Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			fl := cmd.Flags()
+			in := webhooks.Input{}
+			in.MerchantID, _ = fl.GetString("merchant")
+			mode, _ := fl.GetString("mode")
+			in.Mode = tenant.Mode(mode)
+			in.URL, _ = fl.GetString("url")
+			in.AllowInsecure = f.v.GetBool("allow_insecure_webhooks")
+			in.EventTypes, _ = fl.GetStringSlice("events")
+			if in.MerchantID == "" || in.URL == "" {
+				return usageError("--merchant and --url are required")
+			}
+			if !in.Mode.Valid() {
+				return usageError("--mode must be test or live")
+			}
+			return f.withDB(cmd.Context(), func(d *database) error {
+				e, err := webhooks.Add(cmd.Context(), d.DB, in)
+				if err != nil {
+					return err
+				}
+				if f.JSON() {
+					return writeJSONTo(f.IO.Out, map[string]any{"id": e.ID, "secret": e.Secret, "url": e.URL, "merchant_id": e.MerchantID, "mode": e.Mode, "event_types": e.EventTypes})
+				}
+				fmt.Fprintf(f.IO.Out, "Registered %s -> %s. Its signing secret is shown once:\n\n    %s\n", e.ID, e.URL, e.Secret)
+				return nil
+			})
+		},
+	}
+	add.Flags().String("merchant", "", "merchant id")
+	add.Flags().String("mode", "", "test or live")
+	add.Flags().String("url", "", "endpoint URL (https)")
+	add.Flags().StringSlice("events", nil, "event types to deliver (default all)")
+	add.Flags().Bool("allow-insecure-webhooks", false, "allow an http:// URL (development)")
+
+	list := &cobra.Command{
+		Use: "list [--merchant ID]", Short: "List webhook endpoints", Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			merchant, _ := cmd.Flags().GetString("merchant")
+			return f.withDB(cmd.Context(), func(d *database) error {
+				es, err := webhooks.List(cmd.Context(), d.DB, merchant)
+				if err != nil {
+					return err
+				}
+				if f.JSON() {
+					return writeJSONTo(f.IO.Out, es)
+				}
+				tw := newTable(f.IO.Out)
+				fmt.Fprintln(tw, "ID\tMERCHANT\tMODE\tURL\tEVENTS\tENABLED")
+				for _, e := range es {
+					types := "all"
+					if len(e.EventTypes) > 0 {
+						types = strings.Join(e.EventTypes, ",")
+					}
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%t\n", e.ID, e.MerchantID, e.Mode, e.URL, types, e.Enabled)
+				}
+				return tw.Flush()
+			})
+		},
+	}
+	list.Flags().String("merchant", "", "only this merchant's endpoints")
+
+	change := func(use, short, done string, fn func(context.Context, *database, string) error) *cobra.Command {
+		return &cobra.Command{
+			Use: use + " ENDPOINT_ID", Short: short, Args: exactArgs(1),
+			RunE: func(cmd *cobra.Command, args []string) error {
+				return f.withDB(cmd.Context(), func(d *database) error {
+					if err := fn(cmd.Context(), d, args[0]); err != nil {
+						return err
+					}
+					if f.JSON() {
+						return writeJSONTo(f.IO.Out, map[string]any{"id": args[0], "status": done})
+					}
+					fmt.Fprintf(f.IO.Out, "%s %s\n", strings.ToUpper(done[:1])+done[1:], args[0])
+					return nil
+				})
+			},
+		}
+	}
+	remove := change("remove", "Remove an endpoint", "removed", func(ctx context.Context, d *database, id string) error { return webhooks.Remove(ctx, d.DB, id) })
+	disable := change("disable", "Stop deliveries to an endpoint", "disabled", func(ctx context.Context, d *database, id string) error { return webhooks.SetEnabled(ctx, d.DB, id, false) })
+	enable := change("enable", "Resume deliveries to an endpoint", "enabled", func(ctx context.Context, d *database, id string) error { return webhooks.SetEnabled(ctx, d.DB, id, true) })
+	for _, c := range []*cobra.Command{add, list, remove, disable, enable} {
+		cmd.AddCommand(withDBFlags(c))
+	}
+	return cmd
+}

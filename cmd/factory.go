@@ -1,0 +1,116 @@
+package cmd
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"github.com/spf13/viper"
+
+	"github.com/tollgatehq/tollgate/client"
+)
+
+const defaultAPIURL = "http://127.0.0.1:8080"
+
+// Factory builds what commands need, lazily: commands that make no API call
+// never build a client, and only serve/migrate/admin ever open a database.
+// It owns the one viper instance: flags > TOLLGATE_* env > config file >
+// defaults.
+type Factory struct {
+	IO *IO
+	v  *viper.Viper
+
+	clientOnce sync.Once
+	client     *client.Client
+	clientErr  error
+}
+
+// NewFactory returns a Factory over streams.
+func NewFactory(streams *IO) *Factory {
+	v := viper.New()
+	v.SetEnvPrefix("TOLLGATE")
+	v.SetEnvKeyReplacer(strings.NewReplacer("-", "_"))
+	v.AutomaticEnv()
+	return &Factory{IO: streams, v: v}
+}
+
+// key maps a flag name to its viper key: config files and env use
+// underscores (api_url, TOLLGATE_API_URL).
+func key(flag string) string { return strings.ReplaceAll(flag, "-", "_") }
+
+// bindFlags binds every flag of the command being run and reads the config
+// file. Called once, from the root's PersistentPreRunE.
+func (f *Factory) bindFlags(cmd *cobra.Command) error {
+	var bindErr error
+	cmd.Flags().VisitAll(func(fl *pflag.Flag) {
+		if err := f.v.BindPFlag(key(fl.Name), fl); err != nil && bindErr == nil {
+			bindErr = err
+		}
+	})
+	if bindErr != nil {
+		return bindErr
+	}
+	path := f.v.GetString("config")
+	explicit := path != ""
+	if !explicit {
+		path = ConfigPath()
+	}
+	f.v.SetConfigFile(path)
+	f.v.SetConfigType("yaml")
+	if err := f.v.ReadInConfig(); err != nil {
+		if !explicit && errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+		var nf viper.ConfigFileNotFoundError
+		if !explicit && errors.As(err, &nf) {
+			return nil
+		}
+		return fmt.Errorf("config file %s: %w", path, err)
+	}
+	return nil
+}
+
+// ConfigPath is $XDG_CONFIG_HOME/tollgate/config.yaml.
+func ConfigPath() string {
+	dir := os.Getenv("XDG_CONFIG_HOME")
+	if dir == "" {
+		home, _ := os.UserHomeDir()
+		dir = filepath.Join(home, ".config")
+	}
+	return filepath.Join(dir, "tollgate", "config.yaml")
+}
+
+// DataDir is $XDG_DATA_HOME/tollgate, the embedded default's home.
+func DataDir() string {
+	dir := os.Getenv("XDG_DATA_HOME")
+	if dir == "" {
+		home, _ := os.UserHomeDir()
+		dir = filepath.Join(home, ".local", "share")
+	}
+	return filepath.Join(dir, "tollgate")
+}
+
+// JSON reports whether --json was given.
+func (f *Factory) JSON() bool { return f.v.GetBool("json") }
+
+// Client returns the API client configured by --api-url and --api-key.
+func (f *Factory) Client() (*client.Client, error) {
+	f.clientOnce.Do(func() {
+		key := f.v.GetString("api_key")
+		if key == "" {
+			f.clientErr = exitWith(ExitAuth, errors.New("no API key: pass --api-key, set TOLLGATE_API_KEY, or run `tollgate serve` once to create one"))
+			return
+		}
+		url := f.v.GetString("api_url")
+		if url == "" {
+			url = defaultAPIURL
+		}
+		f.client = client.New(url, key, client.WithUserAgent("tollgate-cli/"+version))
+	})
+	return f.client, f.clientErr
+}

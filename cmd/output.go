@@ -1,0 +1,279 @@
+package cmd
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"syscall"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tollgatehq/tollgate/client"
+	"github.com/tollgatehq/tollgate/internal/money"
+)
+
+// This file holds what the client commands share: tables, USDC formatting,
+// JSON passthrough and list paging.
+
+// tablePrinter prints aligned columns. It pads cells itself rather than use
+// text/tabwriter, because tabwriter counts colour escape codes as width and
+// would misalign a coloured header.
+type tablePrinter struct {
+	io     *IO
+	header []string
+	rows   [][]string
+	right  map[int]bool
+}
+
+func newTablePrinter(streams *IO, header ...string) *tablePrinter {
+	return &tablePrinter{io: streams, header: header, right: map[int]bool{}}
+}
+
+// alignRight right-aligns column i (amounts).
+func (t *tablePrinter) alignRight(i int) *tablePrinter { t.right[i] = true; return t }
+
+func (t *tablePrinter) row(cells ...string) {
+	for i, c := range cells {
+		cells[i] = clean(c)
+	}
+	t.rows = append(t.rows, cells)
+}
+
+func (t *tablePrinter) print() error {
+	all := t.rows
+	if len(t.header) > 0 {
+		all = append([][]string{t.header}, t.rows...)
+	}
+	var widths []int
+	for _, r := range all {
+		for i, c := range r {
+			if i == len(widths) {
+				widths = append(widths, 0)
+			}
+			widths[i] = max(widths[i], utf8.RuneCountInString(c))
+		}
+	}
+	var b strings.Builder
+	for n, r := range all {
+		var line strings.Builder
+		for i, c := range r {
+			pad := strings.Repeat(" ", widths[i]-utf8.RuneCountInString(c))
+			if i == len(r)-1 && !t.right[i] {
+				pad = "" // no trailing spaces
+			}
+			if n == 0 && len(t.header) > 0 && t.io.Color() {
+				c = bold(c)
+			}
+			if t.right[i] {
+				line.WriteString(pad + c)
+			} else {
+				line.WriteString(c + pad)
+			}
+			if i < len(r)-1 {
+				line.WriteString("  ")
+			}
+		}
+		b.WriteString(line.String() + "\n")
+	}
+	_, err := io.WriteString(t.io.Out, b.String())
+	return err
+}
+
+func bold(s string) string  { return "\x1b[1m" + s + "\x1b[0m" }
+func green(s string) string { return "\x1b[32m" + s + "\x1b[0m" }
+
+// clean makes API text safe for one table cell: control characters (which
+// could break the layout or drive the terminal) become spaces.
+func clean(s string) string {
+	return strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return ' '
+		}
+		return r
+	}, s)
+}
+
+// truncate shortens s to n characters on a terminal; piped output keeps
+// everything.
+func truncate(streams *IO, s string, n int) string {
+	if !streams.OutIsTerminal || utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	return string([]rune(s)[:n-1]) + "…"
+}
+
+// printFields prints "Label:  value" lines under a title, for create output.
+func printFields(streams *IO, title string, fields [][2]string) error {
+	if streams.Color() {
+		title = green("✓") + " " + title
+	}
+	if _, err := fmt.Fprintln(streams.Out, title); err != nil {
+		return err
+	}
+	t := newTablePrinter(streams)
+	for _, f := range fields {
+		if f[1] != "" {
+			t.row("  "+f[0]+":", f[1])
+		}
+	}
+	return t.print()
+}
+
+// usdc formats a wire amount (base units) for people: "9000000" → "9.00
+// USDC". A value that is not an amount is shown as sent.
+func usdc(base string) string {
+	digits, neg := strings.CutPrefix(base, "-")
+	a, err := money.Parse(digits)
+	if err != nil {
+		return base
+	}
+	if neg {
+		a = -a
+	}
+	return a.USDC() + " USDC"
+}
+
+// when formats an API timestamp for a table; a missing one is blank.
+func when(t *time.Time) string {
+	if t == nil || t.IsZero() {
+		return ""
+	}
+	return fmtTime(*t)
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// printRaw writes JSON exactly as the API sent it, newline-terminated.
+func printRaw(w io.Writer, raw json.RawMessage) error {
+	if !bytes.HasSuffix(raw, []byte("\n")) {
+		raw = append(raw[:len(raw):len(raw)], '\n')
+	}
+	_, err := w.Write(raw)
+	return err
+}
+
+// explain adds a hint to errors people commonly hit.
+func explain(err error) error {
+	if errors.Is(err, syscall.ECONNREFUSED) {
+		return fmt.Errorf("%w\nis the daemon running? Start it with `tollgate serve`, or pass --api-url", err)
+	}
+	return err
+}
+
+// listOptions are the flags every list command shares.
+type listOptions struct {
+	Limit  int
+	Before string
+	All    bool
+}
+
+func addListFlags(cmd *cobra.Command, o *listOptions) {
+	fl := cmd.Flags()
+	fl.IntVar(&o.Limit, "limit", 0, "objects per request, 1 to 100 (default 25, or 100 with --all)")
+	fl.StringVar(&o.Before, "before", "", "start after this cursor (a previous page's next_cursor)")
+	fl.BoolVar(&o.All, "all", false, "fetch every page")
+}
+
+func (o listOptions) params() (client.ListParams, error) {
+	if o.Limit < 0 || o.Limit > 100 {
+		return client.ListParams{}, usageError("--limit must be between 1 and 100, got %d", o.Limit)
+	}
+	p := client.ListParams{Limit: o.Limit, Before: o.Before}
+	if o.All && p.Limit == 0 {
+		p.Limit = 100 // fewest requests
+	}
+	return p, nil
+}
+
+// listing says how one list command fetches and shows its objects.
+type listing[T any] struct {
+	plural string // "invoices"
+	fetch  func(*client.Client) client.ListFunc[T]
+	raw    func(T) json.RawMessage
+	header []string
+	row    func(T) []string
+	right  []int // right-aligned columns
+}
+
+// runList prints one page (or with --all every page) as a table, or with
+// --json as the API's list envelope.
+func runList[T any](ctx context.Context, cmd *cobra.Command, f *Factory, o listOptions, l listing[T]) error {
+	if cmd.Flags().Changed("limit") && o.Limit == 0 {
+		return usageError("--limit must be between 1 and 100, got 0")
+	}
+	p, err := o.params()
+	if err != nil {
+		return err
+	}
+	c, err := f.Client()
+	if err != nil {
+		return err
+	}
+	var items []T
+	var last *client.List[T]
+	if o.All {
+		for page, err := range client.Pages(ctx, l.fetch(c), p) {
+			if err != nil {
+				return explain(err)
+			}
+			items = append(items, page.Data...)
+		}
+	} else {
+		if last, err = l.fetch(c)(ctx, p); err != nil {
+			return explain(err)
+		}
+		items = last.Data
+	}
+	if f.JSON() {
+		if last != nil {
+			return printRaw(f.IO.Out, last.Raw)
+		}
+		return printAllJSON(f.IO.Out, items, l.raw)
+	}
+	if len(items) == 0 {
+		fmt.Fprintf(f.IO.Err, "No %s.\n", l.plural)
+		return nil
+	}
+	t := newTablePrinter(f.IO, l.header...)
+	for _, i := range l.right {
+		t.alignRight(i)
+	}
+	for _, item := range items {
+		t.row(l.row(item)...)
+	}
+	if err := t.print(); err != nil {
+		return err
+	}
+	if last != nil && last.HasMore && f.IO.ErrIsTerminal {
+		fmt.Fprintf(f.IO.Err, "More %s: %s --before %s (or --all)\n", l.plural, cmd.CommandPath(), last.NextCursor)
+	}
+	return nil
+}
+
+// printAllJSON prints every page's objects as one list envelope, each object
+// exactly as the API sent it.
+func printAllJSON[T any](w io.Writer, items []T, raw func(T) json.RawMessage) error {
+	var b bytes.Buffer
+	b.WriteString(`{"object":"list","data":[`)
+	for i, item := range items {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.Write(raw(item))
+	}
+	b.WriteString("],\"has_more\":false,\"next_cursor\":null}\n")
+	_, err := w.Write(b.Bytes())
+	return err
+}

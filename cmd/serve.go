@@ -1,0 +1,203 @@
+package cmd
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+	"github.com/spf13/cobra"
+	"go.yaml.in/yaml/v3"
+
+	"github.com/tollgatehq/tollgate/daemon"
+	"github.com/tollgatehq/tollgate/internal/auth"
+	"github.com/tollgatehq/tollgate/internal/ratelimit"
+	"github.com/tollgatehq/tollgate/internal/store"
+	"github.com/tollgatehq/tollgate/internal/tenant"
+)
+
+func newServeCmd(f *Factory) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Run the tollgate daemon (REST API, webhooks, checkout pages)",
+		Long: `Run the tollgate daemon.
+
+With no --database-url, tollgate runs its embedded default: a private
+PostgreSQL cluster under --data-dir, started and stopped with the daemon. On
+its first start it creates a merchant "default" and a test API key, prints the
+key once and saves it with the API URL to the CLI config file.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runServe(cmd.Context(), f) },
+	}
+	fl := cmd.Flags()
+	fl.String("listen", "127.0.0.1:8080", "address to serve HTTP on")
+	fl.String("base-url", "", "public URL of this daemon, used in checkout links (default http://<listen>)")
+	fl.String("environment", "any", "accept create requests from any, test or live keys")
+	fl.Bool("allow-insecure-webhooks", false, "allow http:// webhook URLs and private addresses (development)")
+	fl.String("webhook-ca-file", "", "PEM file of extra trusted roots for webhook endpoints")
+	fl.String("webhook-retry-schedule", "1m,5m,30m,120m", "delays before webhook retries, comma separated")
+	fl.Bool("rate-limits", true, "enforce per-key rate limits (set per-class limits under rate_limit_per_minute in the config file)")
+	fl.Duration("shutdown-timeout", 30*time.Second, "how long in-flight requests may take to finish on shutdown")
+	dbFlags(cmd)
+	return cmd
+}
+
+// serveConfig reads the daemon's typed configuration from viper.
+func (f *Factory) serveConfig() (daemon.Config, error) {
+	cfg := daemon.Defaults()
+	cfg.Listen = f.v.GetString("listen")
+	cfg.BaseURL = f.v.GetString("base_url")
+	cfg.Environment = f.v.GetString("environment")
+	cfg.AllowInsecureWebhooks = f.v.GetBool("allow_insecure_webhooks")
+	cfg.WebhookCAFile = f.v.GetString("webhook_ca_file")
+	cfg.RateLimits = f.v.GetBool("rate_limits")
+	cfg.ShutdownTimeout = f.v.GetDuration("shutdown_timeout")
+	cfg.Version = version
+	sched, err := parseSchedule(f.v.GetString("webhook_retry_schedule"))
+	if err != nil {
+		return cfg, usageError("--webhook-retry-schedule: %v", err)
+	}
+	cfg.WebhookRetrySchedule = sched
+	for class, n := range f.v.GetStringMap("rate_limit_per_minute") {
+		c := ratelimit.Class(class)
+		if _, known := cfg.Limits[c]; !known {
+			return cfg, fmt.Errorf("config rate_limit_per_minute: unknown class %q", class)
+		}
+		v, ok := toInt(n)
+		if !ok {
+			return cfg, fmt.Errorf("config rate_limit_per_minute.%s: must be an integer", class)
+		}
+		cfg.Limits[c] = v
+	}
+	if err := cfg.Validate(); err != nil {
+		return cfg, usageError("%v", err)
+	}
+	return cfg, nil
+}
+
+func toInt(v any) (int, bool) {
+	switch n := v.(type) {
+	case int:
+		return n, true
+	case int64:
+		return int(n), true
+	case float64:
+		return int(n), n == float64(int(n))
+	}
+	return 0, false
+}
+
+func parseSchedule(s string) ([]time.Duration, error) {
+	var out []time.Duration
+	for _, part := range strings.Split(s, ",") {
+		d, err := time.ParseDuration(strings.TrimSpace(part))
+		if err != nil || d <= 0 {
+			return nil, fmt.Errorf("%q is not a positive duration such as 1m", part)
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+func runServe(ctx context.Context, f *Factory) error {
+	cfg, err := f.serveConfig()
+	if err != nil {
+		return err
+	}
+	log := f.newLogger()
+	start := time.Now()
+	db, err := f.openDatabase(ctx, log, true)
+	if err != nil {
+		return err
+	}
+	defer db.Close(ctx, true)
+	d, err := daemon.Start(cfg, db.DB, log)
+	if err != nil {
+		return err
+	}
+	if db.Embedded {
+		if err := f.bootstrap(ctx, db, d.URL); err != nil {
+			_ = d.Shutdown(ctx)
+			return err
+		}
+	}
+	log.Info("tollgate serving", "url", d.URL, "version", version, "embedded_db", db.Embedded, "startup", time.Since(start).Round(time.Millisecond))
+	select {
+	case <-ctx.Done():
+		log.Info("shutting down; finishing in-flight requests", "timeout", cfg.ShutdownTimeout)
+	case <-d.Done():
+		return d.Err()
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.ShutdownTimeout)
+	defer cancel()
+	return d.Shutdown(sctx)
+}
+
+// bootstrap makes a fresh embedded default usable at once: a merchant
+// "default" and a test key, printed once and saved for the CLI unless a key
+// is already configured.
+func (f *Factory) bootstrap(ctx context.Context, db *database, apiURL string) error {
+	ms, err := auth.ListMerchants(ctx, db.DB)
+	if err != nil || len(ms) > 0 {
+		return err
+	}
+	var secret string
+	err = store.Tx(ctx, db.DB, func(tx *sqlx.Tx) error {
+		m, err := auth.CreateMerchant(ctx, tx, "default")
+		if err != nil {
+			return err
+		}
+		_, secret, err = auth.CreateKey(ctx, tx, m.ID, tenant.Test)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(f.IO.Err, "\nCreated merchant \"default\" and a test API key (shown once):\n\n    %s\n\n", secret)
+	if f.v.GetString("api_key") != "" {
+		fmt.Fprintln(f.IO.Err, "An API key is already configured; the new key was not saved.")
+		return nil
+	}
+	path := f.v.GetString("config")
+	if path == "" {
+		path = ConfigPath()
+	}
+	if err := saveCLIConfig(path, apiURL, secret); err != nil {
+		return fmt.Errorf("saving the key to %s: %w", path, err)
+	}
+	fmt.Fprintf(f.IO.Err, "Saved it with api_url %s to %s; `tollgate invoice list` works now.\n\n", apiURL, path)
+	return nil
+}
+
+// saveCLIConfig sets api_url and api_key in the YAML config file at path,
+// keeping its other settings, with mode 0600.
+func saveCLIConfig(path, apiURL, key string) error {
+	doc := map[string]any{}
+	if b, err := os.ReadFile(path); err == nil {
+		if err := yaml.Unmarshal(b, &doc); err != nil {
+			return err
+		}
+		if doc == nil {
+			doc = map[string]any{}
+		}
+	} else if !os.IsNotExist(err) {
+		return err
+	}
+	doc["api_url"] = apiURL
+	doc["api_key"] = key
+	out, err := yaml.Marshal(doc)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, out, 0o600); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
