@@ -1,0 +1,130 @@
+package metering
+
+import (
+	"context"
+	"sort"
+
+	"github.com/lib/pq"
+
+	"github.com/tollgatehq/tollgate/internal/apperr"
+	"github.com/tollgatehq/tollgate/internal/id"
+	"github.com/tollgatehq/tollgate/internal/store"
+	"github.com/tollgatehq/tollgate/internal/tenant"
+)
+
+// resolveCustomersSQL looks up customer ids and external ids and inserts the
+// external ids seen for the first time, in one statement. Inserts go in key
+// order so concurrent batches upserting the same new customers cannot
+// deadlock; an insert that loses a race to a concurrent one returns nothing
+// and is read again by the caller.
+const resolveCustomersSQL = `
+WITH ext AS (
+	SELECT * FROM unnest($4::text[], $5::text[]) AS t(ext, new_id)
+), found AS (
+	SELECT id, external_customer_id FROM customers
+	WHERE merchant_id = $1 AND mode = $2 AND (id = ANY($3::text[]) OR external_customer_id IN (SELECT ext FROM ext))
+), ins AS (
+	INSERT INTO customers (merchant_id, mode, id, external_customer_id)
+	SELECT $1, $2, new_id, ext FROM ext
+	WHERE ext NOT IN (SELECT external_customer_id FROM found WHERE external_customer_id IS NOT NULL)
+	ORDER BY ext
+	ON CONFLICT ON CONSTRAINT customers_external DO NOTHING
+	RETURNING id, external_customer_id
+)
+SELECT id, external_customer_id FROM found UNION ALL SELECT id, external_customer_id FROM ins`
+
+// resolveCustomers sets Event.CustomerID for the valid inputs that name a
+// customer, the batch form of customers.Resolve: customer_id must exist
+// (else unknown_customer, 400), external_customer_id is upserted, and both
+// together must name the same customer. It takes the shared usage lock
+// first, so a usage window being created cannot miss these events.
+func resolveCustomers(ctx context.Context, q store.Querier, s tenant.Scope, ins []EventInput, res []Result) error {
+	idSet, extSet := map[string]bool{}, map[string]bool{}
+	for i, in := range ins {
+		if res[i].Err != nil {
+			continue
+		}
+		if in.CustomerID != nil {
+			idSet[*in.CustomerID] = true
+		}
+		if in.ExternalCustomerID != nil && in.CustomerID == nil {
+			// With both, the id decides and the external id must match it:
+			// nothing is upserted.
+			extSet[*in.ExternalCustomerID] = true
+		}
+	}
+	if len(idSet) == 0 && len(extSet) == 0 {
+		return nil
+	}
+	if err := lockUsage(ctx, q, s, false); err != nil {
+		return err
+	}
+	byID := map[string]*string{} // id → external id
+	byExt := map[string]string{} // external id → id
+	ids, exts := sortedKeys(idSet), sortedKeys(extSet)
+	for attempt := 0; attempt < 3 && (len(ids) > 0 || len(exts) > 0); attempt++ {
+		newIDs := make([]string, len(exts))
+		for i := range exts {
+			newIDs[i] = id.New("cus")
+		}
+		var rows []struct {
+			ID  string  `db:"id"`
+			Ext *string `db:"external_customer_id"`
+		}
+		err := q.SelectContext(ctx, &rows, resolveCustomersSQL, s.MerchantID, s.Mode, pq.StringArray(ids), pq.StringArray(exts), pq.StringArray(newIDs))
+		if err != nil {
+			return store.Translate(err)
+		}
+		for _, r := range rows {
+			byID[r.ID] = r.Ext
+			if r.Ext != nil {
+				byExt[*r.Ext] = r.ID
+			}
+		}
+		// Ids that do not exist will not appear on a retry either.
+		ids = nil
+		var missing []string
+		for _, x := range exts {
+			if _, ok := byExt[x]; !ok {
+				missing = append(missing, x)
+			}
+		}
+		exts = missing
+	}
+	for i, in := range ins {
+		if res[i].Err != nil {
+			continue
+		}
+		switch {
+		case in.CustomerID != nil:
+			ext, ok := byID[*in.CustomerID]
+			if !ok {
+				res[i].Err = apperr.New(apperr.UnknownCustomer, "customer_id: no customer %q", *in.CustomerID)
+				continue
+			}
+			if in.ExternalCustomerID != nil && (ext == nil || *ext != *in.ExternalCustomerID) {
+				res[i].Err = apperr.Field("external_customer_id", "does not match customer %s", *in.CustomerID)
+				continue
+			}
+			c := *in.CustomerID
+			res[i].Event.CustomerID = &c
+		case in.ExternalCustomerID != nil:
+			c, ok := byExt[*in.ExternalCustomerID]
+			if !ok {
+				res[i].Err = apperr.New(apperr.Internal, "external_customer_id %q could not be upserted", *in.ExternalCustomerID)
+				continue
+			}
+			res[i].Event.CustomerID = &c
+		}
+	}
+	return nil
+}
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

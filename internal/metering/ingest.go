@@ -1,0 +1,299 @@
+package metering
+
+import (
+	"context"
+	"encoding/json"
+	"strconv"
+	"time"
+
+	"github.com/lib/pq"
+
+	"github.com/tollgatehq/tollgate/internal/apperr"
+	"github.com/tollgatehq/tollgate/internal/id"
+	"github.com/tollgatehq/tollgate/internal/store"
+	"github.com/tollgatehq/tollgate/internal/tenant"
+)
+
+// Ingest stores a request's events (1 to MaxBatch) and returns one Result
+// per input, in order. An event that fails (invalid_request, unknown_meter,
+// missing_value, unknown_customer) does not stop the others. An event whose
+// idempotency key was seen before is not stored again: its Result is the
+// original event with Deduplicated set.
+//
+// q should be a transaction: every stored event, its idempotency key, any
+// customer upserted for it and the usage windows it falls in commit
+// together. The events are written with one statement whatever their number.
+// The error is non-nil only when the database fails; the Results are then
+// meaningless.
+func Ingest(ctx context.Context, q store.Querier, s tenant.Scope, ins []EventInput, now time.Time) ([]Result, error) {
+	res := make([]Result, len(ins))
+	for i := range ins {
+		res[i].Err = ins[i].Validate(now)
+	}
+	meters, err := metersFor(ctx, q, s, ins, res)
+	if err != nil {
+		return nil, err
+	}
+	// Resolve meters and quantities, and drop repeats of a key within the
+	// request: the first occurrence is written, the others copy its result.
+	dupOf := map[int]int{}
+	firstByKey := map[string]int{}
+	for i, in := range ins {
+		if res[i].Err != nil {
+			continue
+		}
+		m, ok := meters[in.EventName]
+		if !ok {
+			res[i].Err = apperr.New(apperr.UnknownMeter, "event_name: no meter with key %q", in.EventName)
+			continue
+		}
+		v, err := quantity(in, m)
+		if err != nil {
+			res[i].Err = err
+			continue
+		}
+		res[i].Event = Event{Mode: s.Mode, MeterID: m.ID, MeterKey: m.Key, Value: v, Timestamp: *in.Timestamp,
+			Properties: in.Properties, IdempotencyKey: in.IdempotencyKey}
+	}
+	if err := resolveCustomers(ctx, q, s, ins, res); err != nil {
+		return nil, err
+	}
+	for i, in := range ins {
+		if res[i].Err != nil || in.IdempotencyKey == nil {
+			continue
+		}
+		if j, seen := firstByKey[*in.IdempotencyKey]; seen {
+			dupOf[i] = j
+			continue
+		}
+		firstByKey[*in.IdempotencyKey] = i
+	}
+	if err := write(ctx, q, s, res, dupOf); err != nil {
+		return nil, err
+	}
+	for i, j := range dupOf {
+		res[i] = res[j]
+		res[i].Event.Deduplicated = true
+	}
+	return res, nil
+}
+
+// metersFor looks up, in one query, the meters the valid inputs name.
+func metersFor(ctx context.Context, q store.Querier, s tenant.Scope, ins []EventInput, res []Result) (map[string]Meter, error) {
+	var keys []string
+	seen := map[string]bool{}
+	for i, in := range ins {
+		if res[i].Err == nil && !seen[in.EventName] {
+			seen[in.EventName] = true
+			keys = append(keys, in.EventName)
+		}
+	}
+	out := map[string]Meter{}
+	if len(keys) == 0 {
+		return out, nil
+	}
+	var ms []Meter
+	err := q.SelectContext(ctx, &ms, `SELECT `+columns+` FROM meters WHERE merchant_id = $1 AND mode = $2 AND key = ANY($3)`,
+		s.MerchantID, s.Mode, pq.StringArray(keys))
+	if err != nil {
+		return nil, store.Translate(err)
+	}
+	for _, m := range ms {
+		out[m.Key] = m
+	}
+	return out, nil
+}
+
+// writeSQL stores the events and their keys and updates the usage windows
+// they fall in, in one statement. Keys are inserted in key order, so two
+// batches sharing keys wait on each other rather than deadlock. A key already stored (by an earlier
+// request, or a concurrent one that committed first) makes its event drop
+// out: only events whose key row was inserted, or that have no key, are
+// written and counted. Windows are locked in a fixed order so concurrent
+// batches touching the same customers cannot deadlock.
+const writeSQL = `
+WITH input AS (
+	SELECT * FROM unnest($3::text[], $4::text[], $5::text[], $6::bigint[], $7::timestamptz[], $8::jsonb[], $9::text[])
+		AS t(id, meter_id, customer_id, value, ts, properties, ikey)
+), keyed AS (
+	INSERT INTO meter_event_keys (merchant_id, mode, idempotency_key, event_id, event_timestamp)
+	SELECT $1, $2, ikey, id, ts FROM input WHERE ikey IS NOT NULL
+	ORDER BY ikey
+	ON CONFLICT DO NOTHING
+	RETURNING event_id
+), fresh AS (
+	SELECT * FROM input WHERE ikey IS NULL OR id IN (SELECT event_id FROM keyed)
+), inserted AS (
+	INSERT INTO meter_events (merchant_id, mode, id, meter_id, customer_id, value, event_timestamp, properties, idempotency_key)
+	SELECT $1, $2, id, meter_id, customer_id, value, ts, properties, ikey FROM fresh
+	RETURNING id, created_at
+), locked AS (
+	SELECT w.customer_id, w.meter_id, w.owner, w.since FROM usage_windows w
+	WHERE w.merchant_id = $1 AND w.mode = $2
+		AND (w.customer_id, w.meter_id) IN (SELECT customer_id, meter_id FROM fresh WHERE customer_id IS NOT NULL)
+	ORDER BY w.customer_id, w.meter_id, w.owner
+	FOR UPDATE
+), agg AS (
+	SELECT l.customer_id, l.meter_id, l.owner, count(*) AS n, sum(f.value) AS s, max(f.value) AS mx,
+		max(f.ts) AS lt,
+		(array_agg(f.value ORDER BY f.ts DESC, f.id DESC))[1] AS lv,
+		(array_agg(f.id ORDER BY f.ts DESC, f.id DESC))[1] AS lid
+	FROM locked l JOIN fresh f ON f.customer_id = l.customer_id AND f.meter_id = l.meter_id AND f.ts >= l.since
+	GROUP BY l.customer_id, l.meter_id, l.owner
+), updated AS (
+	UPDATE usage_windows w SET
+		event_count = w.event_count + a.n,
+		value_sum = w.value_sum + a.s,
+		value_max = GREATEST(w.value_max, a.mx),
+		last_value = CASE WHEN w.last_at IS NULL OR (a.lt, a.lid) > (w.last_at, w.last_event_id) THEN a.lv ELSE w.last_value END,
+		last_event_id = CASE WHEN w.last_at IS NULL OR (a.lt, a.lid) > (w.last_at, w.last_event_id) THEN a.lid ELSE w.last_event_id END,
+		last_at = CASE WHEN w.last_at IS NULL OR (a.lt, a.lid) > (w.last_at, w.last_event_id) THEN a.lt ELSE w.last_at END,
+		updated_at = now()
+	FROM agg a
+	WHERE w.merchant_id = $1 AND w.mode = $2 AND w.customer_id = a.customer_id AND w.meter_id = a.meter_id AND w.owner = a.owner
+	RETURNING 1
+)
+SELECT id, created_at FROM inserted`
+
+// write stores the accepted events of res (skipping in-request repeats
+// listed in dupOf) and fills in their ids, or the originals of replayed keys.
+func write(ctx context.Context, q store.Querier, s tenant.Scope, res []Result, dupOf map[int]int) error {
+	n := 0
+	for i := range res {
+		if res[i].Err == nil {
+			n++
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	ids := make([]string, 0, n)
+	meterIDs := make([]string, 0, n)
+	custs := make([]*string, 0, n)
+	values := make([]int64, 0, n)
+	stamps := make([]string, 0, n)
+	props := make([]*string, 0, n)
+	keys := make([]*string, 0, n)
+	byID := map[string]int{}
+	for i := range res {
+		if _, dup := dupOf[i]; dup || res[i].Err != nil {
+			continue
+		}
+		e := &res[i].Event
+		e.ID = id.New("me")
+		byID[e.ID] = i
+		ids = append(ids, e.ID)
+		meterIDs = append(meterIDs, e.MeterID)
+		custs = append(custs, e.CustomerID)
+		values = append(values, e.Value)
+		stamps = append(stamps, e.Timestamp.UTC().Format(time.RFC3339Nano))
+		var p *string
+		if e.Properties != nil {
+			ps := string(e.Properties)
+			p = &ps
+		}
+		props = append(props, p)
+		keys = append(keys, e.IdempotencyKey)
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	var rows []struct {
+		ID        string    `db:"id"`
+		CreatedAt time.Time `db:"created_at"`
+	}
+	err := q.SelectContext(ctx, &rows, writeSQL, s.MerchantID, s.Mode, pq.StringArray(ids), pq.StringArray(meterIDs),
+		pq.GenericArray{A: custs}, pq.Int64Array(values), pq.StringArray(stamps), pq.GenericArray{A: props}, pq.GenericArray{A: keys})
+	if err != nil {
+		return store.Translate(err)
+	}
+	stored := map[string]bool{}
+	for _, r := range rows {
+		stored[r.ID] = true
+		res[byID[r.ID]].Event.CreatedAt = r.CreatedAt
+	}
+	var replayed []string
+	for _, eid := range ids {
+		if !stored[eid] {
+			replayed = append(replayed, *res[byID[eid]].Event.IdempotencyKey)
+		}
+	}
+	if len(replayed) == 0 {
+		return nil
+	}
+	// A separate statement: a key committed by a concurrent request while
+	// the write waited on it is invisible to the write's own snapshot.
+	originals, err := byKeys(ctx, q, s, replayed)
+	if err != nil {
+		return err
+	}
+	for _, eid := range ids {
+		if stored[eid] {
+			continue
+		}
+		i := byID[eid]
+		o, ok := originals[*res[i].Event.IdempotencyKey]
+		if !ok {
+			res[i].Err = apperr.New(apperr.Internal, "idempotency_key %q: the original event is no longer stored", *res[i].Event.IdempotencyKey)
+			continue
+		}
+		o.Deduplicated = true
+		res[i].Event = o
+	}
+	return nil
+}
+
+type eventRow struct {
+	Mode           tenant.Mode `db:"mode"`
+	ID             string      `db:"id"`
+	MeterID        string      `db:"meter_id"`
+	MeterKey       string      `db:"meter_key"`
+	CustomerID     *string     `db:"customer_id"`
+	Value          int64       `db:"value"`
+	Timestamp      time.Time   `db:"event_timestamp"`
+	Properties     *string     `db:"properties"`
+	IdempotencyKey *string     `db:"idempotency_key"`
+	CreatedAt      time.Time   `db:"created_at"`
+}
+
+func (r eventRow) event() Event {
+	e := Event{Mode: r.Mode, ID: r.ID, MeterID: r.MeterID, MeterKey: r.MeterKey, CustomerID: r.CustomerID, Value: r.Value,
+		Timestamp: r.Timestamp, IdempotencyKey: r.IdempotencyKey, CreatedAt: r.CreatedAt}
+	if r.Properties != nil {
+		e.Properties = json.RawMessage(*r.Properties)
+	}
+	return e
+}
+
+// byKeys returns the stored events of idempotency keys, by key.
+func byKeys(ctx context.Context, q store.Querier, s tenant.Scope, keys []string) (map[string]Event, error) {
+	var rows []eventRow
+	err := q.SelectContext(ctx, &rows, `SELECT e.mode, e.id, e.meter_id, m.key AS meter_key, e.customer_id, e.value, e.event_timestamp,
+			e.properties::text AS properties, e.idempotency_key, e.created_at
+		FROM meter_event_keys k
+		JOIN meter_events e ON e.merchant_id = k.merchant_id AND e.id = k.event_id AND e.event_timestamp = k.event_timestamp
+		JOIN meters m ON m.merchant_id = e.merchant_id AND m.id = e.meter_id
+		WHERE k.merchant_id = $1 AND k.mode = $2 AND k.idempotency_key = ANY($3)`,
+		s.MerchantID, s.Mode, pq.StringArray(keys))
+	if err != nil {
+		return nil, store.Translate(err)
+	}
+	out := make(map[string]Event, len(rows))
+	for _, r := range rows {
+		out[*r.IdempotencyKey] = r.event()
+	}
+	return out, nil
+}
+
+// PruneKeys deletes idempotency keys stored before cutoff, which must be at
+// least MaxAge ago (keys are kept that long), and returns how many went.
+func PruneKeys(ctx context.Context, q store.Querier, cutoff time.Time) (int64, error) {
+	if time.Since(cutoff) < MaxAge {
+		return 0, apperr.New(apperr.InvalidRequest, "idempotency keys are kept at least %s", strconv.Itoa(int(MaxAge.Hours()/24))+" days")
+	}
+	r, err := q.ExecContext(ctx, `DELETE FROM meter_event_keys WHERE created_at < $1`, cutoff)
+	if err != nil {
+		return 0, store.Translate(err)
+	}
+	return r.RowsAffected()
+}

@@ -1,0 +1,129 @@
+package metering
+
+import (
+	"context"
+	"strconv"
+	"time"
+
+	"github.com/tollgatehq/tollgate/internal/store"
+	"github.com/tollgatehq/tollgate/internal/tenant"
+)
+
+// A usage window holds the running aggregates (count, sum, max, last) of
+// one customer's events on one meter with event_timestamp >= Since, for an
+// owner (an entitlement names it by feature id). Ingestion updates every
+// window an event falls in, in the event's transaction, so reading usage is
+// one row however many events there are; late events older than Since never
+// count.
+//
+// Creating a window reads the events already stored. To keep a concurrent
+// ingestion from slipping between that read and the window's commit,
+// ingestion holds a per-scope advisory lock in shared mode from before it
+// resolves customers until it commits, and TrackWindow takes it exclusively:
+// window creation (a grant; rare and short) waits for in-flight batches, and
+// batches for that merchant and mode wait for it.
+
+// usageLockSpace is the first key of the two-key advisory locks on usage
+// ("tg"); the second is a hash of the scope.
+const usageLockSpace = 0x7467
+
+// LockUsage takes the scope's usage lock exclusively until the end of the
+// transaction q. TrackWindow takes it itself; a caller that must write rows
+// ingestion may also write (a customer upserted by external id) calls it
+// first, so it never holds such a row while waiting for the lock.
+func LockUsage(ctx context.Context, q store.Querier, s tenant.Scope) error {
+	return lockUsage(ctx, q, s, true)
+}
+
+func lockUsage(ctx context.Context, q store.Querier, s tenant.Scope, exclusive bool) error {
+	fn := "pg_advisory_xact_lock_shared"
+	if exclusive {
+		fn = "pg_advisory_xact_lock"
+	}
+	_, err := q.ExecContext(ctx, `SELECT `+fn+`($1::int, hashtext($2))`, usageLockSpace, s.MerchantID+"/"+string(s.Mode))
+	return store.Translate(err)
+}
+
+// Window is a usage window's aggregates.
+type Window struct {
+	Since  time.Time  `db:"since"`
+	Count  int64      `db:"event_count"`
+	Sum    string     `db:"value_sum"` // numeric: may exceed int64
+	Max    *int64     `db:"value_max"`
+	Last   *int64     `db:"last_value"`
+	LastAt *time.Time `db:"last_at"`
+}
+
+// Used returns the usage under a meter's aggregation as a decimal string:
+// the sum, the number of events, the greatest value, or the value of the
+// latest event (by event_timestamp); "0" when there are no events.
+func (w Window) Used(aggregation string) string {
+	switch aggregation {
+	case Count:
+		return strconv.FormatInt(w.Count, 10)
+	case Max:
+		if w.Max != nil {
+			return strconv.FormatInt(*w.Max, 10)
+		}
+	case Last:
+		if w.Last != nil {
+			return strconv.FormatInt(*w.Last, 10)
+		}
+	default:
+		if w.Sum != "" {
+			return w.Sum
+		}
+	}
+	return "0"
+}
+
+// trackSQL creates owner's window from the stored events, or recomputes it
+// when its start moved. The last event is found through the usage index.
+const trackSQL = `
+INSERT INTO usage_windows (merchant_id, mode, customer_id, meter_id, owner, since, event_count, value_sum, value_max, last_value, last_at, last_event_id)
+SELECT $1, $2, $3, $4, $5, $6, a.n, a.s, a.mx, l.value, l.event_timestamp, l.id
+FROM (SELECT count(*) AS n, coalesce(sum(value), 0) AS s, max(value) AS mx FROM meter_events
+		WHERE merchant_id = $1 AND mode = $2 AND customer_id = $3 AND meter_id = $4 AND event_timestamp >= $6) a
+	LEFT JOIN LATERAL (SELECT value, event_timestamp, id FROM meter_events
+		WHERE merchant_id = $1 AND mode = $2 AND customer_id = $3 AND meter_id = $4 AND event_timestamp >= $6
+		ORDER BY event_timestamp DESC, id DESC LIMIT 1) l ON true
+ON CONFLICT (merchant_id, mode, customer_id, meter_id, owner) DO UPDATE SET
+	since = EXCLUDED.since, event_count = EXCLUDED.event_count, value_sum = EXCLUDED.value_sum, value_max = EXCLUDED.value_max,
+	last_value = EXCLUDED.last_value, last_at = EXCLUDED.last_at, last_event_id = EXCLUDED.last_event_id, updated_at = now()
+WHERE usage_windows.since <> EXCLUDED.since`
+
+// TrackWindow makes owner's window of the customer's usage on the meter
+// start at since: a new window, or one whose start moved, is computed from
+// the events already stored (a read bounded by the events since since); an
+// unchanged one is left alone. q must be a transaction, and TrackWindow
+// should come before the transaction takes row locks that ingestion could
+// wait on: it waits for in-flight ingestion of the scope to commit.
+func TrackWindow(ctx context.Context, q store.Querier, s tenant.Scope, customerID, meterID, owner string, since time.Time) error {
+	since = since.Truncate(time.Microsecond)
+	if err := lockUsage(ctx, q, s, true); err != nil {
+		return err
+	}
+	var cur []time.Time
+	err := q.SelectContext(ctx, &cur, `SELECT since FROM usage_windows WHERE merchant_id = $1 AND mode = $2 AND customer_id = $3 AND meter_id = $4 AND owner = $5`,
+		s.MerchantID, s.Mode, customerID, meterID, owner)
+	if err != nil {
+		return store.Translate(err)
+	}
+	if len(cur) == 1 && cur[0].Equal(since) {
+		return nil
+	}
+	_, err = q.ExecContext(ctx, trackSQL, s.MerchantID, s.Mode, customerID, meterID, owner, since)
+	return store.Translate(err)
+}
+
+// ReadWindow returns owner's window; ok=false when there is none.
+func ReadWindow(ctx context.Context, q store.Querier, s tenant.Scope, customerID, meterID, owner string) (Window, bool, error) {
+	var ws []Window
+	err := q.SelectContext(ctx, &ws, `SELECT since, event_count, value_sum, value_max, last_value, last_at FROM usage_windows
+		WHERE merchant_id = $1 AND mode = $2 AND customer_id = $3 AND meter_id = $4 AND owner = $5`,
+		s.MerchantID, s.Mode, customerID, meterID, owner)
+	if err != nil || len(ws) == 0 {
+		return Window{}, false, store.Translate(err)
+	}
+	return ws[0], true, nil
+}
