@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"sync"
 	"syscall"
 	"time"
 
@@ -20,14 +21,27 @@ type Daemon struct {
 	URL  string
 	Addr net.Addr
 
-	srv  *http.Server
-	done chan error
+	srv        *http.Server
+	deliveries *deliverer
+	done       chan struct{} // closed when Serve has returned
+	serveErr   error
+	shutOnce   sync.Once
+	shutErr    error
 }
 
 // Start validates cfg, listens on cfg.Listen and serves in the background
-// until Shutdown. A taken port is one clear error.
-func Start(cfg Config, db *sqlx.DB, log *slog.Logger) (*Daemon, error) {
+// until Shutdown, with the webhook delivery workers running alongside. A
+// taken port or an unreadable --webhook-ca-file is one clear error.
+func Start(cfg Config, db *sqlx.DB, log *slog.Logger, opts ...StartOption) (*Daemon, error) {
 	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	var o startOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	deliveries, err := newDeliverer(cfg, db, log, o)
+	if err != nil {
 		return nil, err
 	}
 	ln, err := net.Listen("tcp", cfg.Listen)
@@ -49,7 +63,7 @@ func Start(cfg Config, db *sqlx.DB, log *slog.Logger) (*Daemon, error) {
 	}
 	s := NewServer(cfg, db, log, trimSlash(base), nil)
 	d := &Daemon{
-		Server: s, URL: url, Addr: addr, done: make(chan error, 1),
+		Server: s, URL: url, Addr: addr, deliveries: deliveries, done: make(chan struct{}),
 		srv: &http.Server{
 			Handler:           s,
 			ReadHeaderTimeout: 10 * time.Second,
@@ -64,23 +78,39 @@ func Start(cfg Config, db *sqlx.DB, log *slog.Logger) (*Daemon, error) {
 		if errors.Is(err, http.ErrServerClosed) {
 			err = nil
 		}
-		d.done <- err
+		d.serveErr = err
+		close(d.done)
 	}()
+	deliveries.start()
 	return d, nil
 }
 
-// Shutdown stops accepting connections and waits for in-flight requests to
-// finish, up to ctx's deadline.
+// Shutdown stops accepting connections and claiming deliveries, and waits
+// for in-flight requests and delivery attempts to finish, up to ctx's
+// deadline (attempts cut short are sent again by the next daemon).
 func (d *Daemon) Shutdown(ctx context.Context) error {
+	d.shutOnce.Do(func() { d.shutErr = d.shutdown(ctx) })
+	return d.shutErr
+}
+
+func (d *Daemon) shutdown(ctx context.Context) error {
 	err := d.srv.Shutdown(ctx)
-	if werr := <-d.done; err == nil {
-		err = werr
+	<-d.done
+	if err == nil {
+		err = d.serveErr
+	}
+	if derr := d.deliveries.shutdown(ctx); err == nil {
+		err = derr
 	}
 	return err
 }
 
-// Done is closed-over by callers that wait for the server to stop by itself.
-func (d *Daemon) Done() <-chan error { return d.done }
+// Done is closed when the server has stopped, by Shutdown or by failing;
+// Err then says why. Shutdown may be called more than once.
+func (d *Daemon) Done() <-chan struct{} { return d.done }
+
+// Err is the error the server stopped with, once Done is closed.
+func (d *Daemon) Err() error { return d.serveErr }
 
 func trimSlash(s string) string {
 	for len(s) > 0 && s[len(s)-1] == '/' {

@@ -4,7 +4,6 @@ import (
 	"net/http"
 
 	"github.com/tollgatehq/tollgate/internal/auth"
-	"github.com/tollgatehq/tollgate/internal/events"
 	"github.com/tollgatehq/tollgate/internal/fields"
 	"github.com/tollgatehq/tollgate/internal/invoices"
 	"github.com/tollgatehq/tollgate/internal/metering"
@@ -125,10 +124,4 @@ func (s *Server) listSubscriptions(w http.ResponseWriter, r *http.Request, p aut
 	return list(func(r *http.Request, p auth.Principal, params page.Params) (page.Result[subscriptions.Subscription], error) {
 		return subscriptions.List(r.Context(), s.db, p.Scope, params)
 	}, subscriptionToJSON)(w, r, p)
-}
-
-func (s *Server) listEvents(w http.ResponseWriter, r *http.Request, p auth.Principal) error {
-	return list(func(r *http.Request, p auth.Principal, params page.Params) (page.Result[events.Event], error) {
-		return events.List(r.Context(), s.db, p.Scope, params)
-	}, eventToJSON)(w, r, p)
 }

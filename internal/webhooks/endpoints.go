@@ -104,10 +104,15 @@ func List(ctx context.Context, q store.Querier, merchantID string) ([]Endpoint, 
 	return es, store.Translate(err)
 }
 
-// Remove removes the endpoint; its history is kept. Unknown ids are
-// invalid_request.
+// Remove removes the endpoint; its history is kept, and its pending
+// deliveries are marked failed. Unknown ids are invalid_request.
 func Remove(ctx context.Context, q store.Querier, endpointID string) error {
-	return update(ctx, q, endpointID, `removed_at = now(), enabled = false`)
+	if err := update(ctx, q, endpointID, `removed_at = now(), enabled = false`); err != nil {
+		return err
+	}
+	_, err := q.ExecContext(ctx, `UPDATE webhook_deliveries SET status = 'failed', last_error = 'endpoint removed', updated_at = now()
+		WHERE endpoint_id = $1 AND status = 'pending'`, endpointID)
+	return store.Translate(err)
 }
 
 // SetEnabled enables or disables the endpoint.

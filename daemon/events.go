@@ -1,0 +1,41 @@
+package daemon
+
+import (
+	"net/http"
+
+	"github.com/tollgatehq/tollgate/internal/apperr"
+	"github.com/tollgatehq/tollgate/internal/auth"
+	"github.com/tollgatehq/tollgate/internal/events"
+	"github.com/tollgatehq/tollgate/internal/page"
+)
+
+// listEvents serves GET /v1/events: newest first with `limit` and `before`
+// as the spec says, or, with `after` (an event id or a date-time cursor),
+// the events after that position oldest first, which is how `tollgate
+// events tail` follows the feed; its next_cursor is then the `after` of the
+// next page.
+func (s *Server) listEvents(w http.ResponseWriter, r *http.Request, p auth.Principal) error {
+	q := r.URL.Query()
+	if !q.Has("after") {
+		return list(func(r *http.Request, p auth.Principal, params page.Params) (page.Result[events.Event], error) {
+			return events.List(r.Context(), s.db, p.Scope, params)
+		}, eventToJSON)(w, r, p)
+	}
+	if q.Has("before") {
+		return apperr.Field("after", "cannot be combined with before")
+	}
+	params, err := page.ParseQuery(q)
+	if err != nil {
+		return err
+	}
+	after, err := events.ParseAfter(r.Context(), s.db, p.Scope, q.Get("after"))
+	if err != nil {
+		return err
+	}
+	res, err := events.ListAfter(r.Context(), s.db, p.Scope, after, params.Limit)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, toList(res, eventToJSON))
+	return nil
+}
