@@ -56,20 +56,17 @@ func (f *Factory) bindFlags(cmd *cobra.Command) error {
 		return bindErr
 	}
 	path := f.v.GetString("config")
-	explicit := path != ""
-	if !explicit {
+	if path == "" {
 		path = ConfigPath()
 	}
 	f.v.SetConfigFile(path)
 	f.v.SetConfigType("yaml")
+	// A missing file is no error, even when named: `serve` writes the first
+	// key to it.
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
 	if err := f.v.ReadInConfig(); err != nil {
-		if !explicit && errors.Is(err, os.ErrNotExist) {
-			return nil
-		}
-		var nf viper.ConfigFileNotFoundError
-		if !explicit && errors.As(err, &nf) {
-			return nil
-		}
 		return fmt.Errorf("config file %s: %w", path, err)
 	}
 	return nil
