@@ -28,7 +28,8 @@ func newAdminCmd(f *Factory) *cobra.Command {
 	merchant.AddCommand(dbFlags(newAdminMerchantCreate(f)), dbFlags(newAdminMerchantList(f)))
 	key := &cobra.Command{Use: "key", Short: "Create, list and revoke API keys"}
 	key.AddCommand(dbFlags(newAdminKeyCreate(f)), dbFlags(newAdminKeyList(f)), dbFlags(newAdminKeyRevoke(f)))
-	cmd.AddCommand(merchant, key, newAdminWebhookCmd(f, dbFlags))
+	cmd.AddCommand(merchant, key, newAdminWebhookCmd(f, dbFlags), newAdminDeliveriesCmd(f, dbFlags))
+	cmd.AddCommand(newAdminEntitlementCmd(f, dbFlags))
 	return cmd
 }
 
@@ -274,7 +275,7 @@ func newAdminWebhookCmd(f *Factory, withDBFlags func(*cobra.Command) *cobra.Comm
 	remove := change("remove", "Remove an endpoint", "removed", func(ctx context.Context, d *database, id string) error { return webhooks.Remove(ctx, d.DB, id) })
 	disable := change("disable", "Stop deliveries to an endpoint", "disabled", func(ctx context.Context, d *database, id string) error { return webhooks.SetEnabled(ctx, d.DB, id, false) })
 	enable := change("enable", "Resume deliveries to an endpoint", "enabled", func(ctx context.Context, d *database, id string) error { return webhooks.SetEnabled(ctx, d.DB, id, true) })
-	for _, c := range []*cobra.Command{add, list, remove, disable, enable} {
+	for _, c := range []*cobra.Command{add, list, remove, disable, enable, newAdminWebhookRotateCmd(f)} {
 		cmd.AddCommand(withDBFlags(c))
 	}
 	return cmd

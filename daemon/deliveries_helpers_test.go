@@ -46,6 +46,13 @@ func insecure(c *daemon.Config) { c.AllowInsecureWebhooks = true; c.WebhookRetry
 // workers are woken by LISTEN/NOTIFY, as `tollgate serve` runs them.
 func setupListening(t *testing.T, opts ...func(*daemon.Config)) *bundle {
 	t.Helper()
+	b, _ := setupListeningURL(t, opts...)
+	return b
+}
+
+// setupListeningURL is setupListening that also returns the database URL.
+func setupListeningURL(t *testing.T, opts ...func(*daemon.Config)) (*bundle, string) {
+	t.Helper()
 	url := testdb.New(t)
 	db, err := store.Open(context.Background(), url)
 	if err != nil {
@@ -53,7 +60,7 @@ func setupListening(t *testing.T, opts ...func(*daemon.Config)) *bundle {
 	}
 	t.Cleanup(func() { db.Close() })
 	d := startDaemon(t, db, url, opts...)
-	return &bundle{t: t, db: db, d: d, url: d.URL}
+	return &bundle{t: t, db: db, d: d, url: d.URL}, url
 }
 
 // startDaemon starts a daemon over db (whose URL is url) on :0 and stops it
