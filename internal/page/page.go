@@ -47,7 +47,7 @@ func ParseCursor(s string) (Cursor, error) {
 		return Cursor{}, apperr.Field("before", "must be a date-time cursor such as a previous page's next_cursor")
 	}
 	zone := strings.ToUpper(m[3])
-	base, err := time.Parse("2006-01-02T15:04:05Z07:00", strings.Replace(m[1], " ", "T", 1)+zone)
+	base, err := time.Parse("2006-01-02T15:04:05Z07:00", strings.Replace(strings.ToUpper(m[1]), " ", "T", 1)+zone)
 	if err != nil {
 		return Cursor{}, apperr.Field("before", "not a valid date-time: %s", s)
 	}
@@ -62,7 +62,11 @@ func ParseCursor(s string) (Cursor, error) {
 	}
 	micros += strings.Repeat("0", 6-len(micros))
 	us, _ := strconv.Atoi(micros)
-	return Cursor{At: base.Add(time.Duration(us) * time.Microsecond).UTC(), Seq: seq}, nil
+	at := base.Add(time.Duration(us) * time.Microsecond).UTC()
+	if at.Year() < 1 || at.Year() > 9999 {
+		return Cursor{}, apperr.Field("before", "date-time out of range: %s", s)
+	}
+	return Cursor{At: at, Seq: seq}, nil
 }
 
 // String formats c as a cursor date-time.
