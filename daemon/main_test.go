@@ -25,14 +25,14 @@ func TestMain(m *testing.M) { testdb.Main(m) }
 // bundle is what an end-to-end test works with: a daemon on :0 over its own
 // database, and helpers to make merchants, keys and clients.
 type bundle struct {
-	t   *testing.T
+	t   testing.TB
 	db  *sqlx.DB
 	d   *daemon.Daemon
 	url string
 }
 
 // setup starts a daemon on a fresh database; opts adjust its config.
-func setup(t *testing.T, opts ...func(*daemon.Config)) *bundle {
+func setup(t testing.TB, opts ...func(*daemon.Config)) *bundle {
 	t.Helper()
 	ctx := context.Background()
 	db, err := store.Open(ctx, testdb.New(t))
