@@ -177,18 +177,11 @@ func Debit(ctx context.Context, q store.Querier, s tenant.Scope, in DebitInput, 
 		return DebitResult{}, err
 	}
 	reason := reasonOr(in.Reason, DefaultDebitReason)
-	c, _, err := customers.Resolve(ctx, q, s, in.Customer, true)
+	acct, err := debitAccount(ctx, q, s, in.Customer)
 	if err != nil {
 		return DebitResult{}, err
 	}
-	acct, ok, err := lockAccount(ctx, q, s, c.ID, false)
-	if err != nil {
-		return DebitResult{}, err
-	}
-	if !ok {
-		return DebitResult{}, apperr.New(apperr.NoCreditAccount, "customer %s has no credit account: grant credits first", c.ID)
-	}
-	want := operation{Kind: kindDebit, CustomerID: c.ID, Amount: in.Amount, Reason: reason, AllowNegative: in.AllowNegative, IdempotencyKey: in.IdempotencyKey}
+	want := operation{Kind: kindDebit, CustomerID: acct.CustomerID, Amount: in.Amount, Reason: reason, AllowNegative: in.AllowNegative, IdempotencyKey: in.IdempotencyKey}
 	if op, ok, err := replay(ctx, q, s, want); ok || err != nil {
 		return debitResult(op), err
 	}
@@ -208,6 +201,35 @@ func Debit(ctx context.Context, q store.Querier, s tenant.Scope, in DebitInput, 
 	res := debitResult(op)
 	res.Deduplicated = replayed
 	return res, nil
+}
+
+// debitAccount locks the account of the customer a debit names. The usual
+// case, a customer with an account named by one reference, takes one
+// statement; otherwise the customer is resolved to tell unknown_customer
+// from no_credit_account.
+func debitAccount(ctx context.Context, q store.Querier, s tenant.Scope, ref customers.Ref) (account, error) {
+	var acct account
+	var ok bool
+	var err error
+	switch {
+	case ref.ID != nil && ref.ExternalID == nil:
+		acct, ok, err = lockAccount(ctx, q, s, *ref.ID, false)
+	case ref.ID == nil && ref.ExternalID != nil:
+		acct, ok, err = lockAccountByExternalID(ctx, q, s, *ref.ExternalID)
+	}
+	if err != nil || ok {
+		return acct, err
+	}
+	// A debit creates nothing: an external id never seen has no account
+	// either, and the caller's rollback undoes Resolve's upsert.
+	c, _, err := customers.Resolve(ctx, q, s, ref, true)
+	if err != nil {
+		return account{}, err
+	}
+	if acct, ok, err = lockAccount(ctx, q, s, c.ID, false); err != nil || ok {
+		return acct, err
+	}
+	return account{}, apperr.New(apperr.NoCreditAccount, "customer %s has no credit account: grant credits first", c.ID)
 }
 
 func grantResult(op operation) GrantResult {

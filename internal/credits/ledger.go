@@ -2,8 +2,6 @@ package credits
 
 import (
 	"context"
-	"fmt"
-	"strings"
 	"time"
 
 	"github.com/tollgatehq/tollgate/internal/apperr"
@@ -81,6 +79,19 @@ func lockAccount(ctx context.Context, q store.Querier, s tenant.Scope, customerI
 	}
 	var a account
 	err := q.GetContext(ctx, &a, query, s.MerchantID, s.Mode, customerID)
+	if store.NotFound(err) {
+		return account{}, false, nil
+	}
+	return a, err == nil, store.Translate(err)
+}
+
+// lockAccountByExternalID is lockAccount for the customer with an external
+// id. The customer row is not locked: its external id never changes.
+func lockAccountByExternalID(ctx context.Context, q store.Querier, s tenant.Scope, externalID string) (account, bool, error) {
+	var a account
+	err := q.GetContext(ctx, &a, `SELECT a.merchant_id, a.mode, a.id, a.customer_id, a.balance, a.granted, a.consumed, a.debt
+		FROM credit_accounts a JOIN customers c ON c.merchant_id = a.merchant_id AND c.id = a.customer_id
+		WHERE c.merchant_id = $1 AND c.mode = $2 AND c.external_customer_id = $3 AND a.mode = $2 FOR UPDATE OF a`, s.MerchantID, s.Mode, externalID)
 	if store.NotFound(err) {
 		return account{}, false, nil
 	}
@@ -227,94 +238,4 @@ func (l *ledger) debit(amount money.Amount, allowNegative bool) (money.Amount, e
 	}
 	l.acct.Balance, l.acct.Consumed = balance, consumed
 	return covered, nil
-}
-
-// commit writes op (unless nil), the entries and the projections. When op's
-// idempotency key was taken meanwhile by a concurrent request for another
-// account, nothing is written and the stored operation is returned with
-// replayed=true (or invalid_request if its parameters differ).
-func (l *ledger) commit(ctx context.Context, q store.Querier, op operation) (stored operation, replayed bool, err error) {
-	op.ID, op.AccountID = id.New("cop"), l.acct.ID
-	var ids []string
-	err = q.SelectContext(ctx, &ids, `INSERT INTO credit_operations (merchant_id, mode, id, account_id, customer_id, kind, amount, covered, balance,
-		entry_id, reason, allow_negative, expires_at, idempotency_key, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
-		ON CONFLICT (merchant_id, mode, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING RETURNING id`,
-		l.s.MerchantID, l.s.Mode, op.ID, op.AccountID, op.CustomerID, op.Kind, op.Amount, op.Covered, op.Balance,
-		op.EntryID, op.Reason, op.AllowNegative, op.ExpiresAt, op.IdempotencyKey, l.now)
-	if err != nil {
-		return operation{}, false, store.Translate(err)
-	}
-	if len(ids) == 0 {
-		// The unique index made this insert wait for the other request to
-		// commit, so its operation is visible now.
-		stored, ok, err := replay(ctx, q, l.s, op)
-		if err == nil && !ok {
-			err = apperr.New(apperr.Internal, "idempotency key conflict without a stored operation")
-		}
-		return stored, ok, err
-	}
-	return op, false, l.write(ctx, q, &op.ID)
-}
-
-// write stores the pending entries and updates the projections.
-func (l *ledger) write(ctx context.Context, q store.Querier, opID *string) error {
-	if len(l.entries) > 0 {
-		var b strings.Builder
-		b.WriteString(`INSERT INTO credit_entries (merchant_id, mode, id, account_id, operation_id, kind, amount, grant_id, expires_at, settled, effective_at, created_at) VALUES `)
-		args := []any{l.s.MerchantID, l.s.Mode, l.acct.ID, l.now}
-		for i, e := range l.entries {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			n := len(args)
-			opRef := opID
-			if e.Kind == kindExpiry {
-				opRef = nil
-			}
-			fmt.Fprintf(&b, "($1, $2, $%d, $3, $%d, $%d, $%d, $%d, $%d, $%d, $%d, $4)", n+1, n+2, n+3, n+4, n+5, n+6, n+7, n+8)
-			args = append(args, e.ID, opRef, e.Kind, e.Amount, e.GrantID, e.ExpiresAt, e.Settled, e.EffectiveAt)
-		}
-		if _, err := q.ExecContext(ctx, b.String(), args...); err != nil {
-			return store.Translate(err)
-		}
-	}
-	if err := l.writeBuckets(ctx, q); err != nil {
-		return err
-	}
-	_, err := q.ExecContext(ctx, `UPDATE credit_accounts SET balance = $3, granted = $4, consumed = $5, debt = $6
-		WHERE merchant_id = $1 AND id = $2`, l.acct.MerchantID, l.acct.ID, l.acct.Balance, l.acct.Granted, l.acct.Consumed, l.acct.Debt)
-	return store.Translate(err)
-}
-
-// writeBuckets updates changed grant remainders and inserts a new grant's.
-func (l *ledger) writeBuckets(ctx context.Context, q store.Querier) error {
-	var b strings.Builder
-	args := []any{l.acct.MerchantID}
-	for _, bk := range l.buckets {
-		if !bk.changed {
-			continue
-		}
-		if len(args) > 1 {
-			b.WriteString(", ")
-		}
-		fmt.Fprintf(&b, "($%d::text, $%d::numeric)", len(args)+1, len(args)+2)
-		args = append(args, bk.GrantID, bk.Remaining)
-	}
-	if len(args) > 1 {
-		if _, err := q.ExecContext(ctx, `UPDATE credit_grant_balances g SET remaining = v.remaining
-			FROM (VALUES `+b.String()+`) AS v (grant_id, remaining)
-			WHERE g.merchant_id = $1 AND g.grant_id = v.grant_id`, args...); err != nil {
-			return store.Translate(err)
-		}
-	}
-	if g := l.newGrant; g != nil {
-		// The grant entry was inserted just before; its seq orders grants
-		// that expire together.
-		_, err := q.ExecContext(ctx, `INSERT INTO credit_grant_balances (merchant_id, mode, grant_id, account_id, amount, remaining, expires_at, seq)
-			SELECT merchant_id, mode, id, account_id, amount, $3, expires_at, seq FROM credit_entries WHERE merchant_id = $1 AND id = $2`,
-			l.acct.MerchantID, g.GrantID, g.Remaining)
-		return store.Translate(err)
-	}
-	return nil
 }

@@ -53,7 +53,7 @@ func sweepOnce(ctx context.Context, db *sqlx.DB, now time.Time) (written, claime
 			if len(l.entries) == 0 {
 				continue
 			}
-			if err := l.write(ctx, tx, nil); err != nil {
+			if _, err := l.write(ctx, tx, nil); err != nil {
 				return err
 			}
 			written += len(l.entries)
@@ -64,4 +64,25 @@ func sweepOnce(ctx context.Context, db *sqlx.DB, now time.Time) (written, claime
 		return 0, 0, err
 	}
 	return written, claimed, nil
+}
+
+// RunSweeper calls SweepExpired every interval until ctx is done, passing
+// failures (a database restart, say) to onErr and trying again next tick.
+// Every replica may run one: claims are SKIP LOCKED and an expiry is written
+// at most once, so replicas share the work rather than repeat it. Balances
+// never wait for it (reads leave due remainders out), so the interval only
+// bounds how long the ledger lags behind; a minute is plenty.
+func RunSweeper(ctx context.Context, db *sqlx.DB, interval time.Duration, onErr func(error)) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		if _, err := SweepExpired(ctx, db, time.Now()); err != nil && ctx.Err() == nil && onErr != nil {
+			onErr(err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
 }

@@ -1,0 +1,52 @@
+package credits_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/tollgatehq/tollgate/internal/credits"
+)
+
+// Domain-level debit throughput: each debit is its own transaction through
+// credits.Debit on a fresh database, 16 concurrent callers (8 per core at
+// GOMAXPROCS=2). Run with
+//
+//	go test -run '^$' -bench Debit -benchtime 5s ./internal/credits/
+//
+// debits/s is the figure to read; ns/op is its inverse.
+
+func BenchmarkDebitSingleAccount(b *testing.B) { benchDebits(b, 1) }
+
+func BenchmarkDebit1000Accounts(b *testing.B) { benchDebits(b, 1000) }
+
+func benchDebits(b *testing.B, accounts int) {
+	f := setup(b)
+	now := time.Now()
+	ids := make([]string, accounts)
+	for i := range ids {
+		ids[i] = f.customer(fmt.Sprintf("bench-%d", i))
+		// Two grants, one expiring, so a debit may touch two.
+		exp := now.Add(24 * time.Hour)
+		f.mustGrant(ids[i], 1<<40, &exp, now)
+		f.mustGrant(ids[i], 1<<40, nil, now)
+	}
+	// Fresh tables have no statistics; a deployment's would.
+	if _, err := f.db.Exec(`ANALYZE`); err != nil {
+		b.Fatal(err)
+	}
+	b.SetParallelism(8)
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		rng := rand.New(rand.NewPCG(rand.Uint64(), 0))
+		for pb.Next() {
+			cus := ids[rng.IntN(len(ids))]
+			if _, err := f.debit(credits.DebitInput{Customer: ref(cus), Amount: 1000}, time.Now()); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "debits/s")
+}
