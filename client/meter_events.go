@@ -125,26 +125,26 @@ func (c *Client) sendBatch(ctx context.Context, events []json.RawMessage, keyed 
 	out := &MeterEventBatch{Object: env.Object, Accepted: env.Accepted, Rejected: env.Rejected, Raw: b,
 		Data: make([]MeterEventOutcome, len(env.Data))}
 	for i, item := range env.Data {
-		var head struct {
-			Object string `json:"object"`
-			Index  int    `json:"index"`
-			Error  struct {
+		// One pass per item: an accepted event's fields and a rejected
+		// one's index and error land in the same struct.
+		var v struct {
+			MeterEvent
+			Index int `json:"index"`
+			Error *struct {
 				Code    string `json:"code"`
 				Message string `json:"message"`
 			} `json:"error"`
 		}
-		if err := json.Unmarshal(item, &head); err != nil {
+		if err := json.Unmarshal(item, &v); err != nil {
 			return nil, fmt.Errorf("client: decoding batch item %d: %w", i, err)
 		}
-		if head.Object == "error" {
-			out.Data[i].Error = &BatchError{Index: head.Index, Code: head.Error.Code, Message: head.Error.Message}
+		if v.Object == "error" && v.Error != nil {
+			out.Data[i].Error = &BatchError{Index: v.Index, Code: v.Error.Code, Message: v.Error.Message}
 			continue
 		}
-		ev, err := decodeObject[MeterEvent](item)
-		if err != nil {
-			return nil, err
-		}
-		out.Data[i].Event = ev
+		ev := v.MeterEvent
+		ev.Raw = item
+		out.Data[i].Event = &ev
 	}
 	return out, nil
 }

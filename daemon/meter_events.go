@@ -118,15 +118,14 @@ func decodeMeterEvents(body []byte, header string) (ins []metering.EventInput, e
 	ins = make([]metering.EventInput, len(items))
 	errs = make([]error, len(items))
 	for i, item := range items {
-		if t := bytes.TrimSpace(item); len(t) == 0 || t[0] != '{' {
+		// The body is valid JSON already: each item is decoded once, into
+		// its fields, rather than validated and parsed again.
+		var m map[string]json.RawMessage
+		if t := bytes.TrimSpace(item); len(t) == 0 || t[0] != '{' || json.Unmarshal(t, &m) != nil {
 			errs[i] = apperr.Field("events", "each event must be a JSON object")
 			continue
 		}
-		eo, err := fields.Decode(item)
-		if err == nil {
-			ins[i], err = meterEventInput(eo)
-		}
-		errs[i] = err
+		ins[i], errs[i] = meterEventInput(fields.FromMap(m))
 	}
 	return ins, errs, true, nil
 }

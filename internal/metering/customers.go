@@ -12,32 +12,37 @@ import (
 	"github.com/tollgatehq/tollgate/internal/tenant"
 )
 
-// resolveCustomersSQL looks up customer ids and external ids and inserts the
-// external ids seen for the first time, in one statement. Inserts go in key
+// resolveCustomersSQL takes the shared usage lock (see windows.go) and looks
+// up customer ids and external ids and inserts the external ids seen for
+// the first time, in one statement. Every row it returns or inserts is
+// joined with the lock, so the lock is held before the first customer row
+// is written and whenever an event can have a customer. Inserts go in key
 // order so concurrent batches upserting the same new customers cannot
 // deadlock; an insert that loses a race to a concurrent one returns nothing
 // and is read again by the caller.
 const resolveCustomersSQL = `
-WITH ext AS (
+WITH lk AS MATERIALIZED (
+	SELECT pg_advisory_xact_lock_shared($6::int, hashtext($7)) AS locked
+), ext AS (
 	SELECT * FROM unnest($4::text[], $5::text[]) AS t(ext, new_id)
 ), found AS (
 	SELECT id, external_customer_id FROM customers
 	WHERE merchant_id = $1 AND mode = $2 AND (id = ANY($3::text[]) OR external_customer_id IN (SELECT ext FROM ext))
 ), ins AS (
 	INSERT INTO customers (merchant_id, mode, id, external_customer_id)
-	SELECT $1, $2, new_id, ext FROM ext
+	SELECT $1, $2, new_id, ext FROM ext, lk
 	WHERE ext NOT IN (SELECT external_customer_id FROM found WHERE external_customer_id IS NOT NULL)
 	ORDER BY ext
 	ON CONFLICT ON CONSTRAINT customers_external DO NOTHING
 	RETURNING id, external_customer_id
 )
-SELECT id, external_customer_id FROM found UNION ALL SELECT id, external_customer_id FROM ins`
+SELECT id, external_customer_id FROM found, lk UNION ALL SELECT id, external_customer_id FROM ins`
 
 // resolveCustomers sets Event.CustomerID for the valid inputs that name a
 // customer, the batch form of customers.Resolve: customer_id must exist
 // (else unknown_customer, 400), external_customer_id is upserted, and both
 // together must name the same customer. It takes the shared usage lock
-// first, so a usage window being created cannot miss these events.
+// too, so a usage window being created cannot miss these events.
 func resolveCustomers(ctx context.Context, q store.Querier, s tenant.Scope, ins []EventInput, res []Result) error {
 	idSet, extSet := map[string]bool{}, map[string]bool{}
 	for i, in := range ins {
@@ -56,9 +61,6 @@ func resolveCustomers(ctx context.Context, q store.Querier, s tenant.Scope, ins 
 	if len(idSet) == 0 && len(extSet) == 0 {
 		return nil
 	}
-	if err := lockUsage(ctx, q, s, false); err != nil {
-		return err
-	}
 	byID := map[string]*string{} // id → external id
 	byExt := map[string]string{} // external id → id
 	ids, exts := sortedKeys(idSet), sortedKeys(extSet)
@@ -71,7 +73,8 @@ func resolveCustomers(ctx context.Context, q store.Querier, s tenant.Scope, ins 
 			ID  string  `db:"id"`
 			Ext *string `db:"external_customer_id"`
 		}
-		err := q.SelectContext(ctx, &rows, resolveCustomersSQL, s.MerchantID, s.Mode, pq.StringArray(ids), pq.StringArray(exts), pq.StringArray(newIDs))
+		err := q.SelectContext(ctx, &rows, resolveCustomersSQL, s.MerchantID, s.Mode, pq.StringArray(ids), pq.StringArray(exts), pq.StringArray(newIDs),
+			usageLockSpace, usageLockKey(s))
 		if err != nil {
 			return store.Translate(err)
 		}

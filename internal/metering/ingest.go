@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/lib/pq"
@@ -89,7 +91,15 @@ func metersFor(ctx context.Context, q store.Querier, s tenant.Scope, ins []Event
 		}
 	}
 	out := map[string]Meter{}
-	if len(keys) == 0 {
+	missing := keys[:0]
+	for _, k := range keys {
+		if m, ok := meterCache.Load(cacheKey(s, k)); ok {
+			out[k] = m.(Meter)
+		} else {
+			missing = append(missing, k)
+		}
+	}
+	if keys = missing; len(keys) == 0 {
 		return out, nil
 	}
 	var ms []Meter
@@ -100,8 +110,27 @@ func metersFor(ctx context.Context, q store.Querier, s tenant.Scope, ins []Event
 	}
 	for _, m := range ms {
 		out[m.Key] = m
+		if meterCacheSize.Add(1) > maxCachedMeters {
+			meterCache.Clear()
+			meterCacheSize.Store(0)
+		}
+		meterCache.Store(cacheKey(s, m.Key), m)
 	}
 	return out, nil
+}
+
+// Meters are immutable and never deleted, so the ones found are cached for
+// ingestion (a hit saves a round trip per batch). Only hits are cached: a
+// meter created later is found by the next query.
+var (
+	meterCache     sync.Map
+	meterCacheSize atomic.Int64
+)
+
+const maxCachedMeters = 100_000
+
+func cacheKey(s tenant.Scope, key string) string {
+	return s.MerchantID + "/" + string(s.Mode) + "/" + key
 }
 
 // writeSQL stores the events and their keys and updates the usage windows
@@ -287,6 +316,8 @@ func byKeys(ctx context.Context, q store.Querier, s tenant.Scope, keys []string)
 
 // PruneKeys deletes idempotency keys stored before cutoff, which must be at
 // least MaxAge ago (keys are kept that long), and returns how many went.
+// created_at is deliberately not indexed (an index costs every ingested
+// key): this scans the table, so run it rarely, e.g. daily.
 func PruneKeys(ctx context.Context, q store.Querier, cutoff time.Time) (int64, error) {
 	if time.Since(cutoff) < MaxAge {
 		return 0, apperr.New(apperr.InvalidRequest, "idempotency keys are kept at least %s", strconv.Itoa(int(MaxAge.Hours()/24))+" days")

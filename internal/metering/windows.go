@@ -40,9 +40,12 @@ func lockUsage(ctx context.Context, q store.Querier, s tenant.Scope, exclusive b
 	if exclusive {
 		fn = "pg_advisory_xact_lock"
 	}
-	_, err := q.ExecContext(ctx, `SELECT `+fn+`($1::int, hashtext($2))`, usageLockSpace, s.MerchantID+"/"+string(s.Mode))
+	_, err := q.ExecContext(ctx, `SELECT `+fn+`($1::int, hashtext($2))`, usageLockSpace, usageLockKey(s))
 	return store.Translate(err)
 }
+
+// usageLockKey is hashed into the lock's second key.
+func usageLockKey(s tenant.Scope) string { return s.MerchantID + "/" + string(s.Mode) }
 
 // Window is a usage window's aggregates.
 type Window struct {
