@@ -10,8 +10,9 @@ import (
 	"github.com/tollgatehq/tollgate/internal/tenant"
 )
 
-// sweepBatch bounds how many accounts one sweep transaction locks.
-const sweepBatch = 100
+// sweepBatch bounds how many accounts one sweep transaction locks, and so
+// how long a request on one of them may wait for the sweep.
+const sweepBatch = 25
 
 // SweepExpired writes the expiry entry of every grant whose expiry is at or
 // before now and that still has a remainder, across all merchants, and
