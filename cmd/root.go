@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -108,6 +109,10 @@ func exitCode(err error) int {
 	if errors.As(err, &apiErr) && apiErr.Status == 401 {
 		return ExitAuth
 	}
+	// Cobra reports an unknown subcommand before any hook runs.
+	if strings.HasPrefix(err.Error(), "unknown command ") {
+		return ExitUsage
+	}
 	return ExitError
 }
 
@@ -148,7 +153,12 @@ func NewRootCmd(f *Factory) *cobra.Command {
 		newAdminCmd(f),
 		newInvoiceCmd(f),
 		newMeterCmd(f),
+		newFeatureCmd(f),
+		newEntitlementsCmd(f),
+		newCreditsCmd(f),
 		newCompletionCmd(f),
+		newEventsCmd(f),
+		newWebhookCmd(f),
 	)
 	usageArgs(root)
 	return root

@@ -65,11 +65,18 @@ func (s *Server) routes() []route {
 
 		{pattern: "POST /v1/invoices", class: ratelimit.ClassCreate, creates: true, api: s.createInvoice},
 		{pattern: "GET /v1/invoices", class: ratelimit.ClassList, api: s.listInvoices},
-		{pattern: "POST /v1/meters", class: ratelimit.ClassCreate, creates: true, api: s.createMeter},
+		{pattern: "POST /v1/meters", class: ratelimit.ClassCatalog, creates: true, api: s.createMeter},
 		{pattern: "GET /v1/meters", class: ratelimit.ClassList, api: s.listMeters},
+		{pattern: "POST /v1/credit_grants", class: ratelimit.ClassCreate, creates: true, api: s.createCreditGrant},
+		{pattern: "POST /v1/credit_debits", class: ratelimit.ClassDebit, creates: true, api: s.createCreditDebit},
+		{pattern: "GET /v1/customers/{id}/credit_balance", class: ratelimit.ClassCreditBalance, api: s.getCreditBalance},
 		{pattern: "GET /v1/payments", class: ratelimit.ClassList, api: s.listPayments},
 		{pattern: "GET /v1/subscriptions", class: ratelimit.ClassList, api: s.listSubscriptions},
 		{pattern: "GET /v1/events", class: ratelimit.ClassList, api: s.listEvents},
+		{pattern: "POST /v1/features", class: ratelimit.ClassCatalog, creates: true, api: s.createFeature},
+		{pattern: "POST /v1/meter-events", class: ratelimit.ClassMeterEvents, creates: true, api: s.createMeterEvents},
+		{pattern: "POST /v1/entitlement_grants", class: ratelimit.ClassCreate, creates: true, api: s.createEntitlementGrant},
+		{pattern: "GET /v1/customers/{id}/entitlements/{feature_key}", class: ratelimit.ClassEntitlementCheck, api: s.checkEntitlement},
 
 		// Read-only resources answer other methods with 405 in the envelope.
 		{pattern: "/v1/payments", api: methodNotAllowed},

@@ -40,6 +40,10 @@ const (
 	ClassCreditBalance Class = "credit_balance"
 	// ClassMCP covers POST /api/mcp.
 	ClassMCP Class = "mcp"
+	// ClassCatalog covers POST /v1/meters and POST /v1/features, which
+	// SPEC.md's table does not list: they get a budget of their own rather
+	// than eating into the invoices/plans/grants "create" budget.
+	ClassCatalog Class = "catalog"
 )
 
 // DefaultLimits returns a new map holding SPEC.md's requests-per-minute limit
@@ -54,6 +58,7 @@ func DefaultLimits() map[Class]int {
 		ClassEntitlementCheck: 600,
 		ClassCreditBalance:    240,
 		ClassMCP:              120,
+		ClassCatalog:          120,
 	}
 }
 
