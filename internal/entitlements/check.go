@@ -4,7 +4,10 @@ import (
 	"context"
 	"math/big"
 	"strconv"
+	"sync"
 	"time"
+
+	"github.com/jmoiron/sqlx"
 
 	"github.com/tollgatehq/tollgate/internal/apperr"
 	"github.com/tollgatehq/tollgate/internal/features"
@@ -107,7 +110,13 @@ type checkRow struct {
 // unknown_customer (404) or unknown_feature (404).
 func Check(ctx context.Context, q store.Querier, s tenant.Scope, customerID, featureKey string, now time.Time) (Result, error) {
 	var r checkRow
-	if err := q.GetContext(ctx, &r, checkSQL, s.MerchantID, s.Mode, customerID, featureKey); err != nil {
+	var err error
+	if db, ok := q.(*sqlx.DB); ok {
+		err = checkStmt(ctx, db, &r, s, customerID, featureKey)
+	} else {
+		err = q.GetContext(ctx, &r, checkSQL, s.MerchantID, s.Mode, customerID, featureKey)
+	}
+	if err != nil {
 		return Result{}, store.Translate(err)
 	}
 	if r.CustomerID == nil {
@@ -142,6 +151,26 @@ func Check(ctx context.Context, q store.Querier, s tenant.Scope, customerID, fea
 	}
 	res.Entitled, res.Reason = Evaluate(st, now)
 	return res, nil
+}
+
+// Planning the check's joins takes several times longer than running them
+// (about 1 ms against 0.1 ms), so on a pool the statement is prepared once
+// per database: database/sql prepares it on each connection it runs on,
+// and PostgreSQL then reuses a generic plan.
+var checkStmts sync.Map // *sqlx.DB → *sqlx.Stmt
+
+func checkStmt(ctx context.Context, db *sqlx.DB, r *checkRow, s tenant.Scope, customerID, featureKey string) error {
+	v, ok := checkStmts.Load(db)
+	if !ok {
+		stmt, err := db.PreparexContext(ctx, checkSQL)
+		if err != nil {
+			return err
+		}
+		if v, ok = checkStmts.LoadOrStore(db, stmt); ok {
+			stmt.Close()
+		}
+	}
+	return v.(*sqlx.Stmt).GetContext(ctx, r, s.MerchantID, s.Mode, customerID, featureKey)
 }
 
 // cmpDecimal compares two non-negative decimal strings.
