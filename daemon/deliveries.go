@@ -17,9 +17,9 @@ import (
 )
 
 // This file is the webhook delivery worker pool. Deliveries are rows (made
-// by events.Emit in the event's transaction); a worker claims one due row
-// with FOR UPDATE SKIP LOCKED inside a transaction, sends the attempt,
-// records it and commits. Holding the row lock for the request means no
+// by events.Emit in the event's transaction); a worker claims a batch of due
+// rows with FOR UPDATE SKIP LOCKED inside a transaction, sends the attempts,
+// records them and commits. Holding the row locks for the requests means no
 // other worker, here or in another replica, can send the same attempt, and a
 // process killed mid-request loses nothing: its transaction dies with its
 // connection and the row is claimed again (at-least-once delivery).
@@ -45,15 +45,17 @@ func WithDatabaseURL(url string) StartOption {
 	return func(o *startOptions) { o.databaseURL = url }
 }
 
-// WithDeliveryWorkers sets how many deliveries are sent at once (default
-// 8). Each in-flight delivery holds one database connection of the pool.
+// WithDeliveryWorkers sets how many delivery workers run (default 4), each
+// sending a batch of up to 16 deliveries at once and holding one database
+// connection of the pool while it does.
 func WithDeliveryWorkers(n int) StartOption {
 	return func(o *startOptions) { o.workers = n }
 }
 
 // Delivery tuning.
 const (
-	defaultWorkers  = 8
+	defaultWorkers  = 4
+	batchSize       = 16
 	deliveryTimeout = 10 * time.Second
 	// pollListening bounds the wait for work missed by notifications (e.g.
 	// a retry scheduled by a replica that then died); pollAlone is the
@@ -74,6 +76,7 @@ type deliverer struct {
 	userAgent string
 	insecure  bool
 	workers   int
+	batch     int
 	poll      time.Duration
 	dsn       string
 	listener  *pq.Listener
@@ -94,7 +97,7 @@ func newDeliverer(cfg Config, db *sqlx.DB, log *slog.Logger, o startOptions) (*d
 	}
 	client, err := ssrf.NewClient(ssrf.Options{
 		AllowPrivate: cfg.AllowInsecureWebhooks, CAFile: cfg.WebhookCAFile,
-		Timeout: deliveryTimeout, MaxConnsPerHost: o.workers,
+		Timeout: deliveryTimeout, MaxConnsPerHost: o.workers * batchSize,
 	})
 	if err != nil {
 		return nil, err
@@ -102,7 +105,7 @@ func newDeliverer(cfg Config, db *sqlx.DB, log *slog.Logger, o startOptions) (*d
 	d := &deliverer{
 		db: db, log: log.With("component", "webhooks"), client: client, schedule: cfg.WebhookRetrySchedule,
 		userAgent: "tollgate-webhooks/" + cfg.Version, insecure: cfg.AllowInsecureWebhooks,
-		workers: o.workers, poll: o.poll,
+		workers: o.workers, batch: batchSize, poll: o.poll,
 		wake: make(chan struct{}, o.workers), resched: make(chan struct{}, 1), stop: make(chan struct{}),
 	}
 	if d.poll <= 0 {
@@ -226,7 +229,7 @@ func (d *deliverer) scheduler() {
 func (d *deliverer) worker() {
 	backoff := 100 * time.Millisecond
 	for !d.stopping() {
-		claimed, err := d.deliverOne()
+		claimed, err := d.deliverBatch()
 		if err != nil {
 			if d.stopping() {
 				return
@@ -252,17 +255,21 @@ func (d *deliverer) worker() {
 	}
 }
 
-// deliverOne claims one due delivery, sends the attempt and records it, in
-// one transaction. claimed is false when nothing was due.
-func (d *deliverer) deliverOne() (claimed bool, err error) {
+// deliverBatch claims up to batchSize due deliveries, sends their attempts
+// concurrently and records them, in one transaction; claimed is false when
+// nothing was due. Batches keep workers few, so they do not contend for the
+// head of the queue, and share one claim and one commit among many
+// deliveries; the cost is that an attempt is recorded only when the slowest
+// of its batch has answered (at most the 10 s timeout).
+func (d *deliverer) deliverBatch() (claimed bool, err error) {
 	ctx := d.sendCtx
 	tx, err := d.db.BeginTxx(ctx, nil)
 	if err != nil {
 		return false, err
 	}
 	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
-	job, ok, err := webhooks.Claim(ctx, tx)
-	if err != nil || !ok {
+	jobs, err := webhooks.Claim(ctx, tx, d.batch)
+	if err != nil || len(jobs) == 0 {
 		return false, err
 	}
 	d.kick() // more may be due: let another worker look while this one sends
@@ -271,19 +278,28 @@ func (d *deliverer) deliverOne() (claimed bool, err error) {
 	if _, err := tx.ExecContext(ctx, `SELECT set_config('application_name', $1, true)`, events.WorkerApplicationName); err != nil {
 		return true, err
 	}
-	res := d.send(ctx, job)
-	status, err := webhooks.Record(ctx, tx, job, res, d.schedule)
-	if err == nil {
-		err = tx.Commit()
+	results := make([]webhooks.Result, len(jobs))
+	var wg sync.WaitGroup
+	for i, job := range jobs {
+		wg.Go(func() { results[i] = d.send(ctx, job) })
 	}
-	if err != nil {
-		// The receiver may have the attempt; it will be sent again.
-		return true, fmt.Errorf("recording attempt %d of %s: %w", job.Attempt(), job.ID, err)
+	wg.Wait()
+	retry := false
+	for i, job := range jobs {
+		status, err := webhooks.Record(ctx, tx, job, results[i], d.schedule)
+		if err != nil {
+			// The receivers may have the attempts; they will be sent again.
+			return true, fmt.Errorf("recording attempt %d of %s: %w", job.Attempt(), job.ID, err)
+		}
+		retry = retry || status == webhooks.StatusPending
+		d.log.Debug("webhook attempt", "delivery", job.ID, "event", job.EventID, "attempt", job.Attempt(),
+			"status", results[i].Status, "error", results[i].Err, "latency", results[i].Latency, "now", status)
 	}
-	if status == webhooks.StatusPending {
+	if err := tx.Commit(); err != nil {
+		return true, fmt.Errorf("recording %d attempts: %w", len(jobs), err)
+	}
+	if retry {
 		d.reschedule()
 	}
-	d.log.Debug("webhook attempt", "delivery", job.ID, "event", job.EventID, "attempt", job.Attempt(),
-		"status", res.Status, "error", res.Err, "latency", res.Latency, "now", status)
 	return true, nil
 }

@@ -65,7 +65,7 @@ func setupListeningURL(t *testing.T, opts ...func(*daemon.Config)) (*bundle, str
 
 // startDaemon starts a daemon over db (whose URL is url) on :0 and stops it
 // in t.Cleanup.
-func startDaemon(t *testing.T, db *sqlx.DB, url string, opts ...func(*daemon.Config)) *daemon.Daemon {
+func startDaemon(t testing.TB, db *sqlx.DB, url string, opts ...func(*daemon.Config)) *daemon.Daemon {
 	t.Helper()
 	cfg := daemon.Defaults()
 	cfg.Listen = "127.0.0.1:0"
@@ -101,12 +101,23 @@ type receiver struct {
 	hooks  []hook
 	status func(n int, h hook) int
 	body   string // response body
+	// before, if set, runs for every request before it is recorded and
+	// answered (e.g. to hold one).
+	before func(r *http.Request)
 }
 
-func newReceiver(t *testing.T, tlsConf *tls.Config) *receiver {
+func newReceiver(t testing.TB, tlsConf *tls.Config) *receiver {
 	rc := &receiver{}
 	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// The body is read first: only then does the server notice a
+		// client that goes away (r.Context() is cancelled).
 		b, _ := io.ReadAll(r.Body)
+		rc.mu.Lock()
+		before := rc.before
+		rc.mu.Unlock()
+		if before != nil {
+			before(r)
+		}
 		h := hook{at: time.Now(), header: r.Header.Clone(), body: b}
 		rc.mu.Lock()
 		rc.hooks = append(rc.hooks, h)

@@ -1,0 +1,278 @@
+package daemon_test
+
+import (
+	"bufio"
+	"context"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/tollgatehq/tollgate/internal/events"
+	"github.com/tollgatehq/tollgate/internal/pgcluster"
+	"github.com/tollgatehq/tollgate/internal/store"
+	"github.com/tollgatehq/tollgate/internal/tenant"
+	"github.com/tollgatehq/tollgate/internal/testdb"
+	"github.com/tollgatehq/tollgate/internal/webhooks"
+)
+
+// tollgateBinary builds cmd/tollgate into a directory of the test.
+func tollgateBinary(t *testing.T) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "tollgate")
+	if out, err := exec.Command("go", "build", "-o", path, "../cmd/tollgate").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return path
+}
+
+// serveProcess runs `tollgate serve` on url and returns it once it serves.
+func serveProcess(t *testing.T, bin, url string, args ...string) *exec.Cmd {
+	t.Helper()
+	home := t.TempDir()
+	cfg := filepath.Join(home, "config.yaml")
+	if err := os.WriteFile(cfg, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c := exec.Command(bin, append([]string{"serve", "--database-url", url, "--listen", "127.0.0.1:0", "--config", cfg}, args...)...)
+	c.Env = append(os.Environ(), "HOME="+home, "XDG_CONFIG_HOME="+home, "XDG_DATA_HOME="+home)
+	stderr, err := c.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Process.Kill(); _ = c.Wait() })
+	serving := make(chan struct{})
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		once := sync.Once{}
+		for sc.Scan() {
+			if strings.Contains(sc.Text(), "tollgate serving") {
+				once.Do(func() { close(serving) })
+			}
+		}
+	}()
+	select {
+	case <-serving:
+	case <-time.After(60 * time.Second):
+		t.Fatal("tollgate serve did not start")
+	}
+	return c
+}
+
+// A daemon killed with SIGKILL in the middle of a delivery loses nothing:
+// the attempt was not recorded, and the next daemon sends it.
+func TestDeliverySurvivesKill9(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the tollgate binary")
+	}
+	t.Parallel()
+	url := testdb.New(t)
+	db, err := store.Open(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	b := &bundle{t: t, db: db}
+	inFlight := make(chan struct{}, 1)
+	var first atomic.Bool
+	first.Store(true)
+	rc := newReceiver(t, nil)
+	rc.before = func(r *http.Request) {
+		if first.CompareAndSwap(true, false) {
+			inFlight <- struct{}{}
+			<-r.Context().Done() // hold the request until the daemon dies
+		}
+	}
+	m := b.merchant("acme")
+	b.endpoint(m, rc.URL)
+
+	bin := tollgateBinary(t)
+	p := serveProcess(t, bin, url, "--allow-insecure-webhooks", "--webhook-retry-schedule", "50ms")
+	ev := emit(t, db, tenant.Scope{MerchantID: m, Mode: tenant.Test}, "invoice.paid", map[string]any{})
+	select {
+	case <-inFlight:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the delivery never started")
+	}
+	if err := p.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = p.Wait()
+	if d := deliveriesOf(t, db, ev.ID)[0]; d.Status != webhooks.StatusPending || d.Attempts != 0 {
+		t.Fatalf("after kill -9: %+v", d)
+	}
+	serveProcess(t, bin, url, "--allow-insecure-webhooks", "--webhook-retry-schedule", "50ms")
+	d := settled(t, db, ev.ID, 30*time.Second)[0]
+	hooks := rc.got()
+	if d.Status != webhooks.StatusSucceeded || d.Attempts != 1 || len(hooks) != 2 {
+		t.Fatalf("after restart: %+v, %d requests", d, len(hooks))
+	}
+	for _, h := range hooks {
+		if h.attempt() != 1 || h.header.Get("wc-delivery-id") != d.ID {
+			t.Errorf("request for %s attempt %d", h.header.Get("wc-delivery-id"), h.attempt())
+		}
+	}
+}
+
+// Two daemons on one database share the work and never send the same
+// attempt twice.
+func TestDeliveryTwoDaemonsOneDatabase(t *testing.T) {
+	t.Parallel()
+	url := testdb.New(t)
+	var dbs []*sqlx.DB
+	for range 2 {
+		db, err := store.Open(context.Background(), url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.Close() })
+		dbs = append(dbs, db)
+		startDaemon(t, db, url, insecure)
+	}
+	b := &bundle{t: t, db: dbs[0]}
+	var mu sync.Mutex
+	sent := map[string]int{} // delivery id + attempt → requests
+	rc := newReceiver(t, nil)
+	rc.status = func(_ int, h hook) int {
+		mu.Lock()
+		sent[h.header.Get("wc-delivery-id")+"#"+h.header.Get("wc-delivery-attempt")]++
+		mu.Unlock()
+		if h.attempt() == 1 {
+			return 500 // every delivery is retried once
+		}
+		return 200
+	}
+	m := b.merchant("acme")
+	b.endpoint(m, rc.URL+"/a")
+	b.endpoint(m, rc.URL+"/b")
+	s := tenant.Scope{MerchantID: m, Mode: tenant.Test}
+	const n = 100
+	var wg sync.WaitGroup
+	evs := make([]events.Event, n)
+	for i := range n {
+		wg.Go(func() { evs[i] = emit(t, dbs[i%2], s, "invoice.paid", map[string]any{"n": i}) })
+	}
+	wg.Wait()
+	for _, ev := range evs {
+		for _, d := range settled(t, dbs[0], ev.ID, 30*time.Second) {
+			if d.Status != webhooks.StatusSucceeded || d.Attempts != 2 {
+				t.Fatalf("delivery %+v", d)
+			}
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(sent) != 2*n*2 {
+		t.Errorf("%d distinct attempts, want %d", len(sent), 2*n*2)
+	}
+	for k, c := range sent {
+		if c != 1 {
+			t.Errorf("%s sent %d times", k, c)
+		}
+	}
+}
+
+// PostgreSQL restarted while events are being emitted: the workers and the
+// LISTEN connection recover by themselves and every committed event is
+// delivered.
+func TestDeliveryPostgresRestartUnderLoad(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts its own PostgreSQL cluster")
+	}
+	t.Parallel()
+	ctx := context.Background()
+	dir, err := os.MkdirTemp("", "tgdl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	cl := pgcluster.New(dir, nil)
+	cl.Ephemeral = true
+	if _, err := cl.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cl.Stop(context.Background()) })
+	url := cl.URL(pgcluster.Database)
+	db, err := store.Open(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if err := store.Migrate(ctx, db.DB); err != nil {
+		t.Fatal(err)
+	}
+	startDaemon(t, db, url, insecure)
+	b := &bundle{t: t, db: db}
+	rc := newReceiver(t, nil)
+	m := b.merchant("acme")
+	b.endpoint(m, rc.URL)
+	s := tenant.Scope{MerchantID: m, Mode: tenant.Test}
+
+	var committed sync.Map
+	var count atomic.Int64
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			var ev events.Event
+			err := store.Tx(ctx, db, func(tx *sqlx.Tx) error {
+				var err error
+				ev, err = events.Emit(ctx, tx, s, "invoice.paid", map[string]any{"n": i})
+				return err
+			})
+			if err != nil {
+				time.Sleep(20 * time.Millisecond) // the database is down
+				continue
+			}
+			committed.Store(ev.ID, true)
+			count.Add(1)
+			time.Sleep(5 * time.Millisecond)
+		}
+	}()
+	eventually(t, 20*time.Second, "events before the restart", func() bool { return count.Load() >= 30 })
+	if err := cl.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	if _, err := cl.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	before := count.Load()
+	eventually(t, 30*time.Second, "events after the restart", func() bool { return count.Load() >= before+30 })
+	close(stop)
+	<-done
+	received := func() map[string]bool {
+		got := map[string]bool{}
+		for _, h := range rc.got() {
+			got[h.header.Get("wc-event-id")] = true
+		}
+		return got
+	}
+	eventually(t, 30*time.Second, "every committed event delivered", func() bool {
+		got, all := received(), true
+		committed.Range(func(k, _ any) bool { all = got[k.(string)]; return all })
+		return all
+	})
+	var pending int
+	eventually(t, 30*time.Second, "no delivery left pending", func() bool {
+		_ = db.Get(&pending, `SELECT count(*) FROM webhook_deliveries WHERE status <> 'succeeded'`)
+		return pending == 0
+	})
+}
