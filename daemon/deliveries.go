@@ -36,6 +36,13 @@ type startOptions struct {
 	databaseURL string
 	workers     int
 	poll        time.Duration
+	retention   time.Duration
+}
+
+// WithEventRetention sets how long events (with their deliveries and
+// attempts) are kept; the default is events.DefaultRetention, 30 days.
+func WithEventRetention(d time.Duration) StartOption {
+	return func(o *startOptions) { o.retention = d }
 }
 
 // WithDatabaseURL gives the daemon the database's connection string for a
@@ -65,6 +72,11 @@ const (
 	// drainBody is how much of a response is read past what is recorded,
 	// so the connection can be reused.
 	drainBody = 64 << 10
+	// pruneEvery is how often old events are deleted, in batches of
+	// pruneBatch; the first run is pruneDelay after start.
+	pruneEvery = time.Hour
+	pruneDelay = time.Minute
+	pruneBatch = 1000
 )
 
 // deliverer runs the workers, the scheduler and the listener.
@@ -79,6 +91,7 @@ type deliverer struct {
 	batch     int
 	poll      time.Duration
 	dsn       string
+	retention time.Duration
 	listener  *pq.Listener
 
 	wake    chan struct{} // one token wakes one idle worker
@@ -105,8 +118,11 @@ func newDeliverer(cfg Config, db *sqlx.DB, log *slog.Logger, o startOptions) (*d
 	d := &deliverer{
 		db: db, log: log.With("component", "webhooks"), client: client, schedule: cfg.WebhookRetrySchedule,
 		userAgent: "tollgate-webhooks/" + cfg.Version, insecure: cfg.AllowInsecureWebhooks,
-		workers: o.workers, batch: batchSize, poll: o.poll,
+		workers: o.workers, batch: batchSize, poll: o.poll, retention: o.retention,
 		wake: make(chan struct{}, o.workers), resched: make(chan struct{}, 1), stop: make(chan struct{}),
+	}
+	if d.retention <= 0 {
+		d.retention = events.DefaultRetention
 	}
 	if d.poll <= 0 {
 		d.poll = pollAlone
@@ -146,8 +162,9 @@ func (d *deliverer) start() {
 			}
 		}()
 	}
-	d.wg.Add(1 + d.workers)
+	d.wg.Add(2 + d.workers)
 	go func() { defer d.wg.Done(); d.scheduler() }()
+	go func() { defer d.wg.Done(); d.pruner() }()
 	for range d.workers {
 		go func() { defer d.wg.Done(); d.worker() }()
 	}
@@ -222,6 +239,33 @@ func (d *deliverer) scheduler() {
 		case <-timer.C:
 		}
 		timer.Stop()
+	}
+}
+
+// pruner deletes events older than the retention period, hourly.
+func (d *deliverer) pruner() {
+	timer := time.NewTimer(pruneDelay)
+	defer timer.Stop()
+	for {
+		select {
+		case <-d.stop:
+			return
+		case <-timer.C:
+		}
+		for !d.stopping() {
+			n, err := events.Prune(d.sendCtx, d.db, d.retention, pruneBatch)
+			if err != nil {
+				d.log.Warn("pruning old events", "error", err)
+				break
+			}
+			if n > 0 {
+				d.log.Info("pruned old events", "count", n, "retention", d.retention)
+			}
+			if n < pruneBatch {
+				break
+			}
+		}
+		timer.Reset(pruneEvery)
 	}
 }
 

@@ -375,3 +375,30 @@ func TestDeliveryManualRetry(t *testing.T) {
 		}
 	}
 }
+
+// Events past the retention period go, with their deliveries and attempts.
+func TestEventRetention(t *testing.T) {
+	t.Parallel()
+	b := setupListening(t, insecure)
+	rc := newReceiver(t, nil)
+	m := b.merchant("acme")
+	b.endpoint(m, rc.URL)
+	s := tenant.Scope{MerchantID: m, Mode: tenant.Test}
+	old := emit(t, b.db, s, "invoice.paid", map[string]any{})
+	recent := emit(t, b.db, s, "invoice.paid", map[string]any{})
+	settled(t, b.db, old.ID, 10*time.Second)
+	settled(t, b.db, recent.ID, 10*time.Second)
+	if _, err := b.db.Exec(`UPDATE events SET created_at = now() - interval '31 days' WHERE id = $1`, old.ID); err != nil {
+		t.Fatal(err)
+	}
+	n, err := events.Prune(context.Background(), b.db, events.DefaultRetention, 1000)
+	if err != nil || n != 1 {
+		t.Fatalf("pruned %d: %v", n, err)
+	}
+	var left struct{ Events, Deliveries, Attempts int }
+	_ = b.db.Get(&left, `SELECT (SELECT count(*) FROM events) AS events, (SELECT count(*) FROM webhook_deliveries) AS deliveries,
+		(SELECT count(*) FROM webhook_attempts) AS attempts`)
+	if left.Events != 1 || left.Deliveries != 1 || left.Attempts != 1 {
+		t.Fatalf("left %+v", left)
+	}
+}

@@ -55,3 +55,7 @@ CREATE TABLE webhook_attempts (
     PRIMARY KEY (merchant_id, delivery_id, attempt),
     FOREIGN KEY (merchant_id, delivery_id) REFERENCES webhook_deliveries (merchant_id, id) ON DELETE CASCADE
 );
+
+-- Retention: the daemon deletes events (with their deliveries and attempts)
+-- older than the retention period, oldest first.
+CREATE INDEX events_created ON events (created_at);
