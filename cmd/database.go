@@ -21,7 +21,10 @@ func dbFlags(cmd *cobra.Command) {
 
 // database is an open database and, for the embedded default, its cluster.
 type database struct {
-	DB       *sqlx.DB
+	DB *sqlx.DB
+	// URL is the connection string DB was opened with (the daemon opens a
+	// dedicated LISTEN connection with it).
+	URL      string
 	Embedded bool
 	cluster  *pgcluster.Cluster
 	owned    bool
@@ -53,7 +56,7 @@ func (f *Factory) openDatabase(ctx context.Context, log *slog.Logger, migrate bo
 		d.Close(ctx, false)
 		return nil, err
 	}
-	d.DB = db
+	d.DB, d.URL = db, url
 	if migrate {
 		if err := store.Migrate(ctx, db.DB); err != nil {
 			d.Close(ctx, false)

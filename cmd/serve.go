@@ -14,6 +14,7 @@ import (
 
 	"github.com/tollgatehq/tollgate/daemon"
 	"github.com/tollgatehq/tollgate/internal/auth"
+	"github.com/tollgatehq/tollgate/internal/events"
 	"github.com/tollgatehq/tollgate/internal/ratelimit"
 	"github.com/tollgatehq/tollgate/internal/store"
 	"github.com/tollgatehq/tollgate/internal/tenant"
@@ -41,6 +42,7 @@ key once and saves it with the API URL to the CLI config file.`,
 	fl.String("webhook-retry-schedule", "1m,5m,30m,120m", "delays before webhook retries, comma separated")
 	fl.Bool("rate-limits", true, "enforce per-key rate limits (set per-class limits under rate_limit_per_minute in the config file)")
 	fl.Duration("shutdown-timeout", 30*time.Second, "how long in-flight requests may take to finish on shutdown")
+	fl.Duration("event-retention", events.DefaultRetention, "how long events, their deliveries and attempts are kept (at least 30 days is the promise)")
 	dbFlags(cmd)
 	return cmd
 }
@@ -114,7 +116,11 @@ func runServe(ctx context.Context, f *Factory) error {
 		return err
 	}
 	defer db.Close(ctx, true)
-	d, err := daemon.Start(cfg, db.DB, log)
+	retention := f.v.GetDuration("event_retention")
+	if retention <= 0 {
+		return usageError("--event-retention must be positive")
+	}
+	d, err := daemon.Start(cfg, db.DB, log, daemon.WithDatabaseURL(db.URL), daemon.WithEventRetention(retention))
 	if err != nil {
 		return err
 	}

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/jmoiron/sqlx"
+
+	"github.com/tollgatehq/tollgate/internal/credits"
 )
 
 // Daemon is a running HTTP server.
@@ -23,10 +25,13 @@ type Daemon struct {
 
 	srv        *http.Server
 	deliveries *deliverer
-	done       chan struct{} // closed when Serve has returned
-	serveErr   error
-	shutOnce   sync.Once
-	shutErr    error
+	// stopBackground ends loops that need no draining (the credit sweep).
+	stopBackground context.CancelFunc
+	background     sync.WaitGroup
+	done           chan struct{} // closed when Serve has returned
+	serveErr       error
+	shutOnce       sync.Once
+	shutErr        error
 }
 
 // Start validates cfg, listens on cfg.Listen and serves in the background
@@ -82,6 +87,16 @@ func Start(cfg Config, db *sqlx.DB, log *slog.Logger, opts ...StartOption) (*Dae
 		close(d.done)
 	}()
 	deliveries.start()
+	bg, cancel := context.WithCancel(context.Background())
+	d.stopBackground = cancel
+	d.background.Add(1)
+	go func() {
+		defer d.background.Done()
+		// Balances never wait for the sweep (reads leave expired remainders
+		// out); it writes the expiry entries, claiming accounts with SKIP
+		// LOCKED so replicas never write one twice.
+		credits.RunSweeper(bg, db, time.Minute, func(err error) { log.Warn("credit expiry sweep", "err", err) })
+	}()
 	return d, nil
 }
 
@@ -94,6 +109,8 @@ func (d *Daemon) Shutdown(ctx context.Context) error {
 }
 
 func (d *Daemon) shutdown(ctx context.Context) error {
+	d.stopBackground()
+	defer d.background.Wait()
 	err := d.srv.Shutdown(ctx)
 	<-d.done
 	if err == nil {
