@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -54,7 +55,7 @@ func BenchmarkInvoicesList(b *testing.B) {
 // load sends b.N requests from benchClients goroutines and reports
 // throughput and latency percentiles. Any non-2xx answer fails the run.
 func load(b *testing.B, method, url, key, body string) {
-	tr := &http.Transport{MaxIdleConnsPerHost: benchClients, MaxConnsPerHost: benchClients}
+	tr := &http.Transport{MaxIdleConnsPerHost: benchClients, MaxConnsPerHost: benchClients, DisableCompression: os.Getenv("BENCH_NO_GZIP") != ""}
 	defer tr.CloseIdleConnections()
 	hc := &http.Client{Transport: tr, Timeout: 30 * time.Second}
 	var (

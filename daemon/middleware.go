@@ -87,10 +87,10 @@ func (s *Server) instrument(next http.Handler) http.Handler {
 }
 
 // chain wraps the route table in the middleware stack, outermost first:
-// instrumentation, panic recovery, proxy headers, compression.
+// instrumentation, panic recovery, proxy headers. Compression is per route
+// (see route.compress).
 func (s *Server) chain(mux http.Handler) http.Handler {
-	h := handlers.CompressHandler(mux)
-	h = handlers.ProxyHeaders(h)
+	h := handlers.ProxyHeaders(mux)
 	h = handlers.RecoveryHandler(handlers.RecoveryLogger(recoveryLogger{s.log}), handlers.PrintRecoveryStack(true))(h)
 	return s.instrument(h)
 }

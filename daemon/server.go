@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/gorilla/handlers"
 	"github.com/jmoiron/sqlx"
 
 	"github.com/tollgatehq/tollgate/internal/apperr"
@@ -33,7 +34,11 @@ func NewServer(cfg Config, db *sqlx.DB, log *slog.Logger, baseURL string, limite
 	s := &Server{cfg: cfg, db: db, log: log, limiter: limiter, metrics: newMetrics(db), baseURL: baseURL}
 	mux := http.NewServeMux()
 	for _, rt := range s.routes() {
-		mux.Handle(rt.pattern, s.route(rt))
+		h := s.route(rt)
+		if rt.compress {
+			h = handlers.CompressHandler(h)
+		}
+		mux.Handle(rt.pattern, h)
 	}
 	s.handler = s.chain(mux)
 	return s
@@ -53,6 +58,10 @@ type route struct {
 	creates bool            // a create request: subject to mode_mismatch
 	api     apiFunc         // authenticated /v1 handler
 	plain   http.HandlerFunc
+	// compress gzips the response for clients that accept it: only routes
+	// whose answers run to kilobytes, since each gzip writer costs ~1 MiB of
+	// allocation that small JSON answers would pay for nothing.
+	compress bool
 }
 
 // routes is the one route table.
@@ -60,21 +69,21 @@ func (s *Server) routes() []route {
 	return []route{
 		{pattern: "GET /healthz", plain: s.healthz},
 		{pattern: "GET /readyz", plain: s.readyz},
-		{pattern: "GET /metrics", plain: s.metricsHandler},
-		{pattern: "GET /checkout/{id}", plain: s.checkoutPage},
+		{pattern: "GET /metrics", plain: s.metricsHandler, compress: true},
+		{pattern: "GET /checkout/{id}", plain: s.checkoutPage, compress: true},
 
 		{pattern: "POST /v1/invoices", class: ratelimit.ClassCreate, creates: true, api: s.createInvoice},
-		{pattern: "GET /v1/invoices", class: ratelimit.ClassList, api: s.listInvoices},
+		{pattern: "GET /v1/invoices", class: ratelimit.ClassList, api: s.listInvoices, compress: true},
 		{pattern: "POST /v1/meters", class: ratelimit.ClassCatalog, creates: true, api: s.createMeter},
-		{pattern: "GET /v1/meters", class: ratelimit.ClassList, api: s.listMeters},
+		{pattern: "GET /v1/meters", class: ratelimit.ClassList, api: s.listMeters, compress: true},
 		{pattern: "POST /v1/credit_grants", class: ratelimit.ClassCreate, creates: true, api: s.createCreditGrant},
 		{pattern: "POST /v1/credit_debits", class: ratelimit.ClassDebit, creates: true, api: s.createCreditDebit},
 		{pattern: "GET /v1/customers/{id}/credit_balance", class: ratelimit.ClassCreditBalance, api: s.getCreditBalance},
-		{pattern: "GET /v1/payments", class: ratelimit.ClassList, api: s.listPayments},
-		{pattern: "GET /v1/subscriptions", class: ratelimit.ClassList, api: s.listSubscriptions},
-		{pattern: "GET /v1/events", class: ratelimit.ClassList, api: s.listEvents},
+		{pattern: "GET /v1/payments", class: ratelimit.ClassList, api: s.listPayments, compress: true},
+		{pattern: "GET /v1/subscriptions", class: ratelimit.ClassList, api: s.listSubscriptions, compress: true},
+		{pattern: "GET /v1/events", class: ratelimit.ClassList, api: s.listEvents, compress: true},
 		{pattern: "POST /v1/features", class: ratelimit.ClassCatalog, creates: true, api: s.createFeature},
-		{pattern: "POST /v1/meter-events", class: ratelimit.ClassMeterEvents, creates: true, api: s.createMeterEvents},
+		{pattern: "POST /v1/meter-events", class: ratelimit.ClassMeterEvents, creates: true, api: s.createMeterEvents, compress: true},
 		{pattern: "POST /v1/entitlement_grants", class: ratelimit.ClassCreate, creates: true, api: s.createEntitlementGrant},
 		{pattern: "GET /v1/customers/{id}/entitlements/{feature_key}", class: ratelimit.ClassEntitlementCheck, api: s.checkEntitlement},
 
