@@ -83,7 +83,7 @@ func (s *Server) routes() []route {
 		{pattern: "GET /v1/subscriptions", class: ratelimit.ClassList, api: s.listSubscriptions, compress: true},
 		{pattern: "GET /v1/events", class: ratelimit.ClassList, api: s.listEvents, compress: true},
 		{pattern: "POST /v1/features", class: ratelimit.ClassCatalog, creates: true, api: s.createFeature},
-		{pattern: "POST /v1/meter-events", class: ratelimit.ClassMeterEvents, creates: true, api: s.createMeterEvents, compress: true},
+		{pattern: "POST /v1/meter-events", class: ratelimit.ClassMeterEvents, creates: true, api: s.createMeterEvents},
 		{pattern: "POST /v1/entitlement_grants", class: ratelimit.ClassCreate, creates: true, api: s.createEntitlementGrant},
 		{pattern: "GET /v1/customers/{id}/entitlements/{feature_key}", class: ratelimit.ClassEntitlementCheck, api: s.checkEntitlement},
 
