@@ -273,8 +273,12 @@ func newAdminWebhookCmd(f *Factory, withDBFlags func(*cobra.Command) *cobra.Comm
 		}
 	}
 	remove := change("remove", "Remove an endpoint", "removed", func(ctx context.Context, d *database, id string) error { return webhooks.Remove(ctx, d.DB, id) })
-	disable := change("disable", "Stop deliveries to an endpoint", "disabled", func(ctx context.Context, d *database, id string) error { return webhooks.SetEnabled(ctx, d.DB, id, false) })
-	enable := change("enable", "Resume deliveries to an endpoint", "enabled", func(ctx context.Context, d *database, id string) error { return webhooks.SetEnabled(ctx, d.DB, id, true) })
+	disable := change("disable", "Stop deliveries to an endpoint", "disabled", func(ctx context.Context, d *database, id string) error {
+		return webhooks.SetEnabled(ctx, d.DB, id, false)
+	})
+	enable := change("enable", "Resume deliveries to an endpoint", "enabled", func(ctx context.Context, d *database, id string) error {
+		return webhooks.SetEnabled(ctx, d.DB, id, true)
+	})
 	for _, c := range []*cobra.Command{add, list, remove, disable, enable, newAdminWebhookRotateCmd(f)} {
 		cmd.AddCommand(withDBFlags(c))
 	}

@@ -17,7 +17,6 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/tollgatehq/tollgate/internal/events"
-	"github.com/tollgatehq/tollgate/internal/pgcluster"
 	"github.com/tollgatehq/tollgate/internal/store"
 	"github.com/tollgatehq/tollgate/internal/tenant"
 	"github.com/tollgatehq/tollgate/internal/testdb"
@@ -192,26 +191,7 @@ func TestDeliveryPostgresRestartUnderLoad(t *testing.T) {
 	}
 	t.Parallel()
 	ctx := context.Background()
-	dir, err := os.MkdirTemp("", "tgdl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	cl := pgcluster.New(dir, nil)
-	cl.Ephemeral = true
-	if _, err := cl.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cl.Stop(context.Background()) })
-	url := cl.URL(pgcluster.Database)
-	db, err := store.Open(ctx, url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	if err := store.Migrate(ctx, db.DB); err != nil {
-		t.Fatal(err)
-	}
+	cl, url, db := privateCluster(t)
 	startDaemon(t, db, url, insecure)
 	b := &bundle{t: t, db: db}
 	rc := newReceiver(t, nil)

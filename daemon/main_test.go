@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/tollgatehq/tollgate/client"
 	"github.com/tollgatehq/tollgate/daemon"
 	"github.com/tollgatehq/tollgate/internal/auth"
+	"github.com/tollgatehq/tollgate/internal/pgcluster"
 	"github.com/tollgatehq/tollgate/internal/store"
 	"github.com/tollgatehq/tollgate/internal/tenant"
 	"github.com/tollgatehq/tollgate/internal/testdb"
@@ -122,4 +124,33 @@ func apiErr(t *testing.T, err error, status int, code string) *client.Error {
 		t.Fatalf("want %d %s, got %d %s: %s", status, code, e.Status, e.Code, e.Message)
 	}
 	return e
+}
+
+// privateCluster starts a migrated PostgreSQL cluster of the test's own, for
+// tests that stop and restart the database under a running daemon. It
+// returns the cluster, its URL and an open pool.
+func privateCluster(t *testing.T) (*pgcluster.Cluster, string, *sqlx.DB) {
+	t.Helper()
+	ctx := context.Background()
+	dir, err := os.MkdirTemp("", "tgpc") // short: the socket path is limited
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	cl := pgcluster.New(dir, nil)
+	cl.Ephemeral = true
+	if _, err := cl.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cl.Stop(context.Background()) })
+	url := cl.URL(pgcluster.Database)
+	db, err := store.Open(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if err := store.Migrate(ctx, db.DB); err != nil {
+		t.Fatal(err)
+	}
+	return cl, url, db
 }

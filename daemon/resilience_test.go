@@ -6,7 +6,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -15,8 +14,6 @@ import (
 
 	"github.com/tollgatehq/tollgate/daemon"
 	"github.com/tollgatehq/tollgate/internal/auth"
-	"github.com/tollgatehq/tollgate/internal/pgcluster"
-	"github.com/tollgatehq/tollgate/internal/store"
 	"github.com/tollgatehq/tollgate/internal/tenant"
 )
 
@@ -30,25 +27,7 @@ func TestDatabaseRestartUnderLoad(t *testing.T) {
 	}
 	t.Parallel()
 	ctx := context.Background()
-	dir, err := os.MkdirTemp("", "tgre")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	cl := pgcluster.New(dir, nil)
-	cl.Ephemeral = true
-	if _, err := cl.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cl.Stop(context.Background()) })
-	db, err := store.Open(ctx, cl.URL(pgcluster.Database))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if err := store.Migrate(ctx, db.DB); err != nil {
-		t.Fatal(err)
-	}
+	cl, _, db := privateCluster(t)
 	m, err := auth.CreateMerchant(ctx, db, "acme")
 	if err != nil {
 		t.Fatal(err)
