@@ -32,7 +32,7 @@ type entitlementsGrantOptions struct {
 func (o *entitlementsGrantOptions) params() (client.EntitlementGrantParams, error) {
 	p := client.EntitlementGrantParams{FeatureKey: o.Feature, CustomerID: o.Customer, ExternalCustomerID: o.External}
 	if o.Customer == "" && o.External == "" {
-		return p, usageError("pass --customer or --external-customer-id")
+		return p, usageError("pass --customer-id or --external-customer-id")
 	}
 	if o.Limit != "" {
 		l, err := money.Parse(o.Limit)
@@ -59,10 +59,10 @@ func (o *entitlementsGrantOptions) params() (client.EntitlementGrantParams, erro
 func newEntitlementsGrantCmd(f *Factory, runF func(context.Context, client.EntitlementGrantParams) error) *cobra.Command {
 	o := &entitlementsGrantOptions{}
 	cmd := &cobra.Command{
-		Use:   "grant --feature KEY (--customer ID | --external-customer-id ID)",
+		Use:   "grant --feature KEY (--customer-id ID | --external-customer-id ID)",
 		Short: "Grant a feature to a customer (replaces the previous limit and end)",
 		Example: `  tollgate entitlements grant --feature sso --external-customer-id u_42
-  tollgate entitlements grant --feature ai.tokens --customer cus_123 --limit 100000 --active-until 2026-12-01`,
+  tollgate entitlements grant --feature ai.tokens --customer-id cus_123 --limit 100000 --active-until 2026-12-01`,
 		Args:              cobra.NoArgs,
 		ValidArgsFunction: cobra.NoFileCompletions,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -93,13 +93,13 @@ func newEntitlementsGrantCmd(f *Factory, runF func(context.Context, client.Entit
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&o.Feature, "feature", "", "feature key")
-	fl.StringVar(&o.Customer, "customer", "", "customer id (cus_…)")
+	fl.StringVar(&o.Customer, "customer-id", "", "customer id (cus_…)")
 	fl.StringVar(&o.External, "external-customer-id", "", "your customer id (created on first use)")
 	fl.StringVar(&o.Limit, "limit", "", "usage limit of a metered feature (default unlimited)")
 	fl.StringVar(&o.ActiveUntil, "active-until", "", "when the entitlement lapses: RFC 3339 or a date")
 	_ = cmd.MarkFlagRequired("feature")
-	cmd.MarkFlagsMutuallyExclusive("customer", "external-customer-id")
-	noFileCompletion(cmd, "feature", "customer", "external-customer-id", "limit", "active-until")
+	cmd.MarkFlagsMutuallyExclusive("customer-id", "external-customer-id")
+	noFileCompletion(cmd, "feature", "customer-id", "external-customer-id", "limit", "active-until")
 	return cmd
 }
 

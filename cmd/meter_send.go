@@ -81,7 +81,7 @@ or not sent.`,
 	fl := cmd.Flags()
 	fl.StringVar(&o.EventName, "event-name", "", "the meter key to record usage against")
 	fl.StringVar(&o.Value, "value", "", "quantity, a non-negative integer (default: the meter decides)")
-	fl.StringVar(&o.CustomerID, "customer", "", "customer id (cus_…)")
+	fl.StringVar(&o.CustomerID, "customer-id", "", "customer id (cus_…)")
 	fl.StringVar(&o.ExternalCustomerID, "external-customer-id", "", "your customer id (created on first use)")
 	fl.StringVar(&o.Timestamp, "timestamp", "", "when the usage happened, RFC 3339 (default now)")
 	fl.StringVar(&o.IdempotencyKey, "idempotency-key", "", "send again with the same key and it counts once (default: a new key)")
@@ -90,7 +90,7 @@ or not sent.`,
 	fl.StringVar(&o.KeyPrefix, "key-prefix", "", "namespace for derived idempotency keys (default: the file's content hash; none for stdin)")
 	fl.IntVar(&o.BatchSize, "batch-size", 500, "events per request, 1 to 500")
 	fl.IntVar(&o.Concurrency, "concurrency", 4, "requests in flight at once")
-	noFileCompletion(cmd, "event-name", "value", "customer", "external-customer-id", "timestamp", "idempotency-key", "property", "key-prefix", "batch-size", "concurrency")
+	noFileCompletion(cmd, "event-name", "value", "customer-id", "external-customer-id", "timestamp", "idempotency-key", "property", "key-prefix", "batch-size", "concurrency")
 	return cmd
 }
 

@@ -210,7 +210,7 @@ func TestEntitlementsCommands(t *testing.T) {
 		t.Fatalf("check: %d %s %s", r.code, r.stdout, r.stderr)
 	}
 	for range 2 {
-		if r := u.cli(t, "", "meter", "send", "--event-name", "calls", "--customer", g.CustomerID); r.code != 0 {
+		if r := u.cli(t, "", "meter", "send", "--event-name", "calls", "--customer-id", g.CustomerID); r.code != 0 {
 			t.Fatalf("send: %s", r.stderr)
 		}
 	}
@@ -225,7 +225,7 @@ func TestEntitlementsCommands(t *testing.T) {
 	if r := u.cli(t, "", "entitlements", "grant", "--feature", "api"); r.code != 2 {
 		t.Fatalf("grant without customer: %d", r.code)
 	}
-	if r := u.cli(t, "", "entitlements", "grant", "--feature", "api", "--customer", g.CustomerID, "--limit", "-1"); r.code != 2 {
+	if r := u.cli(t, "", "entitlements", "grant", "--feature", "api", "--customer-id", g.CustomerID, "--limit", "-1"); r.code != 2 {
 		t.Fatalf("negative limit: %d", r.code)
 	}
 	// The operator revokes; checks say so and exit 3.

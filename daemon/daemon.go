@@ -14,6 +14,7 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/tollgatehq/tollgate/internal/credits"
+	"github.com/tollgatehq/tollgate/internal/metering"
 )
 
 // Daemon is a running HTTP server.
@@ -97,6 +98,11 @@ func Start(cfg Config, db *sqlx.DB, log *slog.Logger, opts ...StartOption) (*Dae
 		// LOCKED so replicas never write one twice.
 		credits.RunSweeper(bg, db, time.Minute, func(err error) { log.Warn("credit expiry sweep", "err", err) })
 	}()
+	d.background.Add(1)
+	go func() {
+		defer d.background.Done()
+		pruneMeterEventKeys(bg, db, log)
+	}()
 	return d, nil
 }
 
@@ -134,4 +140,26 @@ func trimSlash(s string) string {
 		s = s[:len(s)-1]
 	}
 	return s
+}
+
+// pruneMeterEventKeys drops meter-event idempotency keys once they are past
+// the 35 days they are promised for, an hour after start and then daily
+// (the delete scans the key table, so it runs rarely; replicas running it
+// at once delete the same rows harmlessly).
+func pruneMeterEventKeys(ctx context.Context, db *sqlx.DB, log *slog.Logger) {
+	wait := time.Hour
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(wait):
+		}
+		wait = 24 * time.Hour
+		n, err := metering.PruneKeys(ctx, db, time.Now().Add(-metering.MaxAge-time.Hour))
+		if err != nil && ctx.Err() == nil {
+			log.Warn("pruning meter event idempotency keys", "err", err)
+			continue
+		}
+		log.Info("pruned meter event idempotency keys", "deleted", n)
+	}
 }
