@@ -20,6 +20,7 @@ type Server struct {
 	db      *sqlx.DB
 	log     *slog.Logger
 	limiter ratelimit.Limiter
+	keys    *auth.Keys
 	metrics *metrics
 	baseURL string
 	handler http.Handler
@@ -31,7 +32,7 @@ func NewServer(cfg Config, db *sqlx.DB, log *slog.Logger, baseURL string, limite
 	if limiter == nil {
 		limiter = ratelimit.NewMemory(cfg.Limits, nil)
 	}
-	s := &Server{cfg: cfg, db: db, log: log, limiter: limiter, metrics: newMetrics(db), baseURL: baseURL}
+	s := &Server{cfg: cfg, db: db, log: log, limiter: limiter, keys: auth.NewKeys(db), metrics: newMetrics(db), baseURL: baseURL}
 	mux := http.NewServeMux()
 	for _, rt := range s.routes() {
 		h := s.route(rt)
@@ -110,7 +111,7 @@ func (s *Server) route(rt route) http.Handler {
 			rt.plain(w, r)
 			return
 		}
-		p, err := auth.Authenticate(r.Context(), s.db, r.Header.Get("Authorization"))
+		p, err := s.keys.Authenticate(r.Context(), r.Header.Get("Authorization"))
 		if err != nil {
 			writeError(w, r, s.log, err)
 			return
