@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -85,7 +86,12 @@ func freePort(t testing.TB) string {
 	return ln.Addr().String()
 }
 
+// run runs the CLI in this process; without an explicit --config it reads
+// an empty one, so the developer's own config never leaks into a test.
 func run(args ...string) (int, string, string) {
+	if !slices.Contains(args, "--config") {
+		args = append([]string{"--config", os.DevNull}, args...)
+	}
 	var out, errOut bytes.Buffer
 	code := Run(context.Background(), args, &IO{In: strings.NewReader(""), Out: &out, Err: &errOut})
 	return code, out.String(), errOut.String()
