@@ -21,8 +21,10 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -130,8 +132,12 @@ func startServer() error {
 	defer cancel()
 	adminURL = os.Getenv(EnvURL)
 	if adminURL == "" {
+		reapOrphans(ctx, tempBase())
 		dir, err := os.MkdirTemp(tempBase(), "tgtest")
 		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(dir, ownerFile), []byte(strconv.Itoa(os.Getpid())), 0o600); err != nil {
 			return err
 		}
 		clusterDir = dir
@@ -153,6 +159,29 @@ func startServer() error {
 	}
 	admin = db
 	return nil
+}
+
+// ownerFile in a private cluster's directory holds the test process's pid.
+const ownerFile = "owner.pid"
+
+// reapOrphans stops and removes private clusters left by test binaries that
+// died before their cleanup ran (a panic, a -timeout): their owner process
+// is gone, so nobody else will.
+func reapOrphans(ctx context.Context, base string) {
+	dirs, _ := filepath.Glob(filepath.Join(base, "tgtest*"))
+	for _, dir := range dirs {
+		b, err := os.ReadFile(filepath.Join(dir, ownerFile))
+		if err != nil {
+			continue
+		}
+		pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+		if err != nil || pid <= 0 || syscall.Kill(pid, 0) != syscall.ESRCH {
+			continue
+		}
+		if err := pgcluster.New(dir, nil).Stop(ctx); err == nil {
+			_ = os.RemoveAll(dir)
+		}
+	}
 }
 
 // tempBase is os.TempDir() unless a long TMPDIR (macOS, CI runners) would

@@ -1,10 +1,17 @@
 package testdb
 
 import (
+	"context"
 	"database/sql"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/tollgatehq/tollgate/internal/pgcluster"
 )
 
 func TestMain(m *testing.M) { Main(m) }
@@ -68,5 +75,42 @@ func TestDatabaseURL(t *testing.T) {
 		if got := DatabaseURL(in, "x"); got != want {
 			t.Errorf("DatabaseURL(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// A cluster whose test process died is stopped and removed by the next run.
+func TestReapOrphans(t *testing.T) {
+	base, err := os.MkdirTemp("", "tgr")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(base)
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	orphan := filepath.Join(base, "tgtest1")
+	alive := filepath.Join(base, "tgtest2")
+	ctx := context.Background()
+	for dir, pid := range map[string]int{orphan: dead.Process.Pid, alive: os.Getpid()} {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, ownerFile), []byte(strconv.Itoa(pid)), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cl := pgcluster.New(orphan, nil)
+	cl.Ephemeral = true
+	if _, err := cl.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	reapOrphans(ctx, base)
+	if _, err := os.Stat(orphan); !os.IsNotExist(err) {
+		_ = cl.Stop(ctx)
+		t.Fatalf("orphan cluster dir still there: %v", err)
+	}
+	if _, err := os.Stat(alive); err != nil {
+		t.Fatal("a live owner's dir was reaped")
 	}
 }
