@@ -2,8 +2,6 @@ package client
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -38,25 +36,5 @@ func (c *Client) ListEventsAfter(ctx context.Context, p EventsAfterParams, opts 
 	if err != nil {
 		return nil, err
 	}
-	var env struct {
-		Object     string            `json:"object"`
-		Data       []json.RawMessage `json:"data"`
-		HasMore    bool              `json:"has_more"`
-		NextCursor *string           `json:"next_cursor"`
-	}
-	if err := json.Unmarshal(b, &env); err != nil {
-		return nil, fmt.Errorf("client: decoding list: %w", err)
-	}
-	page := &List[Event]{Object: env.Object, HasMore: env.HasMore, Data: make([]Event, 0, len(env.Data)), Raw: b}
-	if env.NextCursor != nil {
-		page.NextCursor = *env.NextCursor
-	}
-	for _, raw := range env.Data {
-		ev, err := decodeObject[Event](raw)
-		if err != nil {
-			return nil, err
-		}
-		page.Data = append(page.Data, *ev)
-	}
-	return page, nil
+	return decodeList[Event](b)
 }

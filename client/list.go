@@ -138,6 +138,12 @@ func list[T any, P object[T]](ctx context.Context, c *Client, path string, p Lis
 	if err != nil {
 		return nil, err
 	}
+	return decodeList[T, P](b)
+}
+
+// decodeList decodes a list envelope, keeping the raw page and each item's
+// raw JSON.
+func decodeList[T any, P object[T]](b []byte) (*List[T], error) {
 	var env struct {
 		Object     string            `json:"object"`
 		Data       []json.RawMessage `json:"data"`
