@@ -73,5 +73,5 @@ func ListAfter(ctx context.Context, q store.Querier, s tenant.Scope, c page.Curs
 	if err != nil {
 		return page.Result[Event]{}, store.Translate(err)
 	}
-	return page.Build(rows, page.Params{Limit: limit}, func(e Event) page.Cursor { return page.Cursor{At: e.CreatedAt, Seq: e.Seq} }), nil
+	return page.Build(rows, page.Params{Limit: limit}, Event.Position), nil
 }

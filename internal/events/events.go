@@ -1,6 +1,13 @@
-// Package events is the outbox: every event-emitting change calls Emit with
+// Package events is the outbox: every event-emitting operation calls Emit in
 // its own transaction, so the change and its event commit together. Webhook
 // deliveries and GET /v1/events read from here.
+//
+// An event has two times. Its feed position, (created_at, seq) in the
+// table, is set by PostgreSQL from the emitting transaction's start: tails
+// of the feed rely on it to never skip an event (see ListAfter). Its
+// business time, occurred_at, is when the change happened by the merchant's
+// clock, which a test clock may run ahead; it is what the wire form calls
+// created_at.
 package events
 
 import (
@@ -12,6 +19,7 @@ import (
 	"github.com/tollgatehq/tollgate/internal/page"
 	"github.com/tollgatehq/tollgate/internal/store"
 	"github.com/tollgatehq/tollgate/internal/tenant"
+	"github.com/tollgatehq/tollgate/internal/wire"
 )
 
 // Event is one entry of the feed.
@@ -22,32 +30,41 @@ type Event struct {
 	Seq        int64           `db:"seq"`
 	Type       string          `db:"type"`
 	Data       json.RawMessage `db:"data"`
-	CreatedAt  time.Time       `db:"created_at"`
+	CreatedAt  time.Time       `db:"created_at"`  // feed position
+	OccurredAt time.Time       `db:"occurred_at"` // business time
 }
 
-const columns = `merchant_id, mode, id, seq, type, data, created_at`
+const columns = `merchant_id, mode, id, seq, type, data, created_at, occurred_at`
 
-// DeliveryChannel is the PostgreSQL NOTIFY channel that wakes the daemon's
-// delivery workers when deliveries become due.
+// Wire returns the event's public form.
+func (e Event) Wire() wire.Event {
+	return wire.Event{Object: "event", ID: e.ID, Type: e.Type, CreatedAt: wire.Timestamp(e.OccurredAt), Data: e.Data, Livemode: e.Mode == tenant.Live}
+}
+
+// Position is the event's place in the feed, for cursors.
+func (e Event) Position() page.Cursor { return page.Cursor{At: e.CreatedAt, Seq: e.Seq} }
+
+// DeliveryChannel is the wake-up channel (store.Tx.Notify) of the webhook
+// delivery job: a transaction that created deliveries asks for it.
 const DeliveryChannel = "tollgate_webhook_deliveries"
 
-// Emit records an event of type typ about data (the object's wire JSON) in
-// q, which should be the transaction that made the change. In the same
-// statement it creates one pending webhook delivery per enabled endpoint of
-// the scope subscribed to typ, and NOTIFYs DeliveryChannel when it made any,
-// so the delivery workers wake once the transaction commits (and never see a
-// delivery of an event that rolled back).
-func Emit(ctx context.Context, q store.Querier, s tenant.Scope, typ string, data any) (Event, error) {
+// Emit records an event of type typ that happened at `at` (the merchant's
+// clock) about data, the object's wire form, in tx: the transaction that
+// made the change. In the same statement it creates one pending webhook
+// delivery per enabled endpoint of the scope subscribed to typ; when it made
+// any, the delivery job is woken once tx commits (never for an event that
+// rolled back).
+func Emit(ctx context.Context, tx *store.Tx, s tenant.Scope, typ string, at time.Time, data any) (Event, error) {
 	body, err := json.Marshal(data)
 	if err != nil {
 		return Event{}, err
 	}
 	var row struct {
 		Event
-		Notified int `db:"notified"`
+		Deliveries int `db:"deliveries"`
 	}
-	err = q.GetContext(ctx, &row, `WITH ev AS (
-			INSERT INTO events (merchant_id, mode, id, type, data) VALUES ($1, $2, $3, $4, $5) RETURNING `+columns+`
+	err = tx.GetContext(ctx, &row, `WITH ev AS (
+			INSERT INTO events (merchant_id, mode, id, type, data, occurred_at) VALUES ($1, $2, $3, $4, $5, $6) RETURNING `+columns+`
 		), d AS (
 			INSERT INTO webhook_deliveries (merchant_id, mode, id, event_id, endpoint_id)
 			SELECT w.merchant_id, w.mode, 'dlv_' || replace(gen_random_uuid()::text, '-', ''), ev.id, w.id
@@ -55,15 +72,19 @@ func Emit(ctx context.Context, q store.Querier, s tenant.Scope, typ string, data
 			WHERE w.merchant_id = $1 AND w.mode = $2 AND w.enabled AND w.removed_at IS NULL
 				AND (cardinality(w.event_types) = 0 OR ev.type = ANY (w.event_types))
 			RETURNING 1
-		), n AS (
-			SELECT pg_notify($6, '') FROM (SELECT 1 FROM d LIMIT 1) AS any_delivery
 		)
-		SELECT ev.*, (SELECT count(*) FROM n) AS notified FROM ev`,
-		s.MerchantID, s.Mode, id.New("evt"), typ, body, DeliveryChannel)
-	return row.Event, store.Translate(err)
+		SELECT ev.*, (SELECT count(*) FROM d) AS deliveries FROM ev`,
+		s.MerchantID, s.Mode, id.New("evt"), typ, body, at)
+	if err != nil {
+		return Event{}, store.Translate(err)
+	}
+	if row.Deliveries > 0 {
+		tx.Notify(DeliveryChannel)
+	}
+	return row.Event, nil
 }
 
-// List returns a page of the scope's events, newest first.
+// List returns a page of the scope's events, newest first in feed order.
 func List(ctx context.Context, q store.Querier, s tenant.Scope, p page.Params) (page.Result[Event], error) {
-	return page.Select(ctx, q, "events", columns, s, p, func(x Event) page.Cursor { return page.Cursor{At: x.CreatedAt, Seq: x.Seq} })
+	return page.Select(ctx, q, "events", columns, s, p, Event.Position)
 }

@@ -65,6 +65,15 @@ func Unavailable(err error) bool {
 		strings.Contains(msg, "the database system is") || strings.Contains(msg, "connection reset")
 }
 
+// Retryable reports whether err is PostgreSQL breaking a deadlock
+// (40P01) or a serialization conflict (40001): the transaction was rolled
+// back and running it again from scratch may succeed. InTx does so; nothing
+// else needs to.
+func Retryable(err error) bool {
+	var pqErr *pq.Error
+	return errors.As(err, &pqErr) && (pqErr.Code == "40P01" || pqErr.Code == "40001")
+}
+
 // UniqueViolation reports whether err is a unique-constraint violation,
 // optionally of the named constraint.
 func UniqueViolation(err error, constraint string) bool {

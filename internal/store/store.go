@@ -1,7 +1,10 @@
 // Package store opens the PostgreSQL database, runs transactions and
 // translates driver errors once, so domain packages only see apperr codes.
-// Domain functions take a Querier: the *sqlx.DB or a *sqlx.Tx, so the caller
-// owns the transaction.
+//
+// Domain functions take a Querier (the pool or a transaction) when one
+// statement does their work, or come in pairs when they need a transaction:
+// Op(ctx, db *DB, …) opens one with InTx, and OpTx(ctx, tx *Tx, …) joins the
+// caller's, so a caller can compose several operations atomically.
 package store
 
 import (
@@ -21,16 +24,31 @@ type Querier interface {
 	SelectContext(ctx context.Context, dest any, query string, args ...any) error
 }
 
-// Open connects to url and checks the connection. The pool is sized for a
-// daemon on a small machine; lib/pq reconnects transparently after a restart
-// of PostgreSQL, so one *sqlx.DB lives as long as the process.
-func Open(ctx context.Context, url string) (*sqlx.DB, error) {
+// DB is the connection pool, plus the in-process wake-ups that
+// transactions fire after they commit (see Tx.Notify).
+type DB struct {
+	*sqlx.DB
+	url string
+	hub *hub
+}
+
+// Pool sizing: a daemon on a small machine. Idle connections equal open
+// ones, so a burst of requests never closes and reopens connections.
+const (
+	maxOpenConns = 32
+	maxIdleConns = 32
+)
+
+// Open connects to url and checks the connection. lib/pq reconnects
+// transparently after a restart of PostgreSQL, so one *DB lives as long as
+// the process. Close it to stop its notifier.
+func Open(ctx context.Context, url string) (*DB, error) {
 	db, err := sqlx.Open("postgres", url)
 	if err != nil {
 		return nil, fmt.Errorf("database url: %w", err)
 	}
-	db.SetMaxOpenConns(32)
-	db.SetMaxIdleConns(16)
+	db.SetMaxOpenConns(maxOpenConns)
+	db.SetMaxIdleConns(maxIdleConns)
 	db.SetConnMaxIdleTime(5 * time.Minute)
 	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
@@ -38,21 +56,83 @@ func Open(ctx context.Context, url string) (*sqlx.DB, error) {
 		db.Close()
 		return nil, fmt.Errorf("database unreachable: %s", oneLine(err))
 	}
-	return db, nil
+	return &DB{DB: db, url: url, hub: newHub(db)}, nil
 }
 
-// Tx runs fn in a transaction, committing when fn returns nil and rolling back
-// otherwise. Errors are translated with Translate.
-func Tx(ctx context.Context, db *sqlx.DB, fn func(tx *sqlx.Tx) error) error {
-	tx, err := db.BeginTxx(ctx, nil)
+// URL is the connection string the pool was opened with, for the dedicated
+// LISTEN connection of the job runner.
+func (db *DB) URL() string { return db.url }
+
+// Close stops the notifier and closes the pool.
+func (db *DB) Close() error {
+	db.hub.close()
+	return db.DB.Close()
+}
+
+// Tx is a transaction that can ask for wake-ups once it commits.
+type Tx struct {
+	*sqlx.Tx
+	notify map[string]bool
+}
+
+// Notify asks that the subscribers of channel be woken once the transaction
+// commits (nothing happens if it rolls back): in this process at once, and
+// in other replicas through one coalesced NOTIFY sent outside any business
+// transaction, since PostgreSQL serialises the commits of transactions that
+// NOTIFY.
+func (tx *Tx) Notify(channel string) {
+	if tx.notify == nil {
+		tx.notify = map[string]bool{}
+	}
+	tx.notify[channel] = true
+}
+
+// maxAttempts bounds how often InTx runs a function that PostgreSQL aborted
+// to break a deadlock or a serialization conflict.
+const maxAttempts = 3
+
+// InTx runs fn in a transaction, committing when fn returns nil and rolling
+// back otherwise. A deadlock or serialization failure (see Retryable) runs
+// fn again from scratch, so fn must have no effects outside the database.
+// Errors are translated with Translate.
+func (db *DB) InTx(ctx context.Context, fn func(tx *Tx) error) error {
+	var err error
+	for attempt := 1; attempt <= maxAttempts; attempt++ {
+		if err = db.inTx(ctx, fn); !Retryable(err) {
+			break
+		}
+	}
+	return Translate(err)
+}
+
+func (db *DB) inTx(ctx context.Context, fn func(tx *Tx) error) error {
+	stx, err := db.BeginTxx(ctx, nil)
 	if err != nil {
-		return Translate(err)
+		return err
 	}
+	tx := &Tx{Tx: stx}
 	if err := fn(tx); err != nil {
-		_ = tx.Rollback()
-		return Translate(err)
+		_ = stx.Rollback()
+		return err
 	}
-	return Translate(tx.Commit())
+	if err := stx.Commit(); err != nil {
+		return err
+	}
+	for ch := range tx.notify {
+		db.hub.fire(ch)
+	}
+	return nil
+}
+
+// InTx is db.InTx for a function with a result.
+func InTx[T any](ctx context.Context, db *DB, fn func(tx *Tx) (T, error)) (T, error) {
+	var out T
+	err := db.InTx(ctx, func(tx *Tx) error {
+		var err error
+		out, err = fn(tx)
+		return err
+	})
+	return out, err
 }
 
 // NotFound reports whether err is sql.ErrNoRows.

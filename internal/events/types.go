@@ -1,0 +1,26 @@
+package events
+
+// The event types of SPEC.md ("Event types"). Every event's data is the
+// wire JSON (package wire) of the object it is about, after the change.
+const (
+	InvoicePaid                  = "invoice.paid"
+	RefundSucceeded              = "refund.succeeded"
+	SubscriptionActive           = "subscription.active"
+	SubscriptionRenewed          = "subscription.renewed"
+	SubscriptionPaymentFailed    = "subscription.payment_failed"
+	SubscriptionDunningExhausted = "subscription.dunning_exhausted"
+	SubscriptionRevoked          = "subscription.revoked"
+	SubscriptionExpired          = "subscription.expired"
+	CreditGranted                = "credit.granted"
+	CreditDebited                = "credit.debited"
+	EntitlementGranted           = "entitlement.granted"
+)
+
+// Types returns every event type, in SPEC.md's order.
+func Types() []string {
+	return []string{
+		InvoicePaid, RefundSucceeded, SubscriptionActive, SubscriptionRenewed, SubscriptionPaymentFailed,
+		SubscriptionDunningExhausted, SubscriptionRevoked, SubscriptionExpired, CreditGranted, CreditDebited,
+		EntitlementGranted,
+	}
+}

@@ -1,0 +1,167 @@
+package wire
+
+import "encoding/json"
+
+// Invoice is a one-time invoice.
+type Invoice struct {
+	Object        string  `json:"object"` // "invoice"
+	ID            string  `json:"id"`
+	Amount        string  `json:"amount"`
+	Status        string  `json:"status"`
+	CheckoutURL   string  `json:"checkout_url"`
+	Description   string  `json:"description"`
+	Memo          *string `json:"memo"`
+	InvoiceNumber *string `json:"invoice_number"`
+	Recipient     *string `json:"recipient"`
+	DueAt         *string `json:"due_at"`
+	CreatedAt     string  `json:"created_at"`
+	Livemode      bool    `json:"livemode"`
+}
+
+// Meter is a named usage counter.
+type Meter struct {
+	Object        string  `json:"object"` // "meter"
+	ID            string  `json:"id"`
+	Key           string  `json:"key"`
+	DisplayName   string  `json:"display_name"`
+	Aggregation   string  `json:"aggregation"`
+	EventValueKey *string `json:"event_value_key"`
+	UnitLabel     string  `json:"unit_label"`
+	Description   *string `json:"description"`
+	CreatedAt     string  `json:"created_at"`
+	Livemode      bool    `json:"livemode"`
+}
+
+// Feature is something customers can be entitled to.
+type Feature struct {
+	Object      string  `json:"object"` // "feature"
+	ID          string  `json:"id"`
+	Key         string  `json:"key"`
+	Name        string  `json:"name"`
+	Type        string  `json:"type"`
+	MeterID     *string `json:"meter_id"`
+	UnitLabel   *string `json:"unit_label"`
+	Description *string `json:"description"`
+	CreatedAt   string  `json:"created_at"`
+	Livemode    bool    `json:"livemode"`
+}
+
+// MeterEvent is one stored usage event.
+type MeterEvent struct {
+	Object         string          `json:"object"` // "meter_event"
+	ID             string          `json:"id"`
+	Meter          string          `json:"meter"`
+	CustomerID     *string         `json:"customer_id"`
+	Value          string          `json:"value"`
+	EventTimestamp string          `json:"event_timestamp"`
+	IdempotencyKey *string         `json:"idempotency_key"`
+	Properties     json.RawMessage `json:"properties,omitempty"`
+	CreatedAt      string          `json:"created_at"`
+	Livemode       bool            `json:"livemode"`
+	Deduplicated   bool            `json:"deduplicated"`
+}
+
+// MeterEventBatch answers a batch of meter events: Data holds, in request
+// order, a MeterEvent for each accepted event and a BatchError for each
+// rejected one.
+type MeterEventBatch struct {
+	Object   string `json:"object"` // "list"
+	Accepted int    `json:"accepted"`
+	Rejected int    `json:"rejected"`
+	Data     []any  `json:"data"`
+}
+
+// BatchError is a rejected event inside a batch result (DESIGN.md).
+type BatchError struct {
+	Object string      `json:"object"` // "error"
+	Index  int         `json:"index"`
+	Error  ErrorDetail `json:"error"`
+}
+
+// CreditGrant is the result of a credit grant.
+type CreditGrant struct {
+	Object       string `json:"object"` // "credit_grant"
+	CustomerID   string `json:"customer_id"`
+	Granted      string `json:"granted"`
+	Balance      string `json:"balance"`
+	EntryID      string `json:"entry_id"`
+	Deduplicated bool   `json:"deduplicated"`
+}
+
+// CreditDebit is the result of a credit debit.
+type CreditDebit struct {
+	Object       string `json:"object"` // "credit_debit"
+	CustomerID   string `json:"customer_id"`
+	Requested    string `json:"requested"`
+	Covered      string `json:"covered"`
+	Shortfall    string `json:"shortfall"`
+	Balance      string `json:"balance"`
+	Deduplicated bool   `json:"deduplicated"`
+}
+
+// CreditBalance is a customer's balance; a customer without a credit
+// account has no account_id, granted or consumed (SPEC.md).
+type CreditBalance struct {
+	Object     string  `json:"object"` // "credit_balance"
+	CustomerID string  `json:"customer_id"`
+	AccountID  string  `json:"account_id,omitempty"`
+	Balance    string  `json:"balance"`
+	Granted    *string `json:"granted,omitempty"`
+	Consumed   *string `json:"consumed,omitempty"`
+	Currency   string  `json:"currency"` // "usdc"
+}
+
+// EntitlementGrant is one grant of a feature to a customer.
+type EntitlementGrant struct {
+	Object      string  `json:"object"` // "entitlement_grant"
+	ID          string  `json:"id"`
+	Feature     string  `json:"feature"`
+	CustomerID  string  `json:"customer_id"`
+	LimitValue  *string `json:"limit_value"`
+	StartsAt    string  `json:"starts_at"`
+	ActiveUntil *string `json:"active_until"`
+	CreatedAt   string  `json:"created_at"`
+	Livemode    bool    `json:"livemode"`
+}
+
+// Entitlement is the answer to an access check; a boolean feature has no
+// limit, used or remaining, and a metered one without a limit has no limit
+// or remaining.
+type Entitlement struct {
+	Object     string  `json:"object"` // "entitlement"
+	CustomerID string  `json:"customer_id"`
+	Feature    string  `json:"feature"`
+	Entitled   bool    `json:"entitled"`
+	Reason     string  `json:"reason"`
+	Limit      *string `json:"limit,omitempty"`
+	Used       *string `json:"used,omitempty"`
+	Remaining  *string `json:"remaining,omitempty"`
+	Livemode   bool    `json:"livemode"`
+}
+
+// Payment is a confirmed payment.
+type Payment struct {
+	Object         string  `json:"object"` // "payment"
+	ID             string  `json:"id"`
+	Amount         string  `json:"amount"`
+	Status         string  `json:"status"`
+	InvoiceID      *string `json:"invoice_id"`
+	SubscriptionID *string `json:"subscription_id"`
+	Payer          *string `json:"payer"`
+	TxHash         *string `json:"tx_hash"`
+	CreatedAt      string  `json:"created_at"`
+	Livemode       bool    `json:"livemode"`
+}
+
+// Subscription is a customer's subscription to a plan.
+type Subscription struct {
+	Object             string  `json:"object"` // "subscription"
+	ID                 string  `json:"id"`
+	PlanID             string  `json:"plan_id"`
+	CustomerID         *string `json:"customer_id"`
+	Status             string  `json:"status"`
+	CurrentPeriodStart *string `json:"current_period_start"`
+	CurrentPeriodEnd   *string `json:"current_period_end"`
+	CreatedAt          string  `json:"created_at"`
+	Livemode           bool    `json:"livemode"`
+}
