@@ -48,6 +48,9 @@ type Key struct {
 type Principal struct {
 	tenant.Scope
 	KeyID string
+	// Ahead is how far the merchant's test clock runs ahead of the wall
+	// clock (test mode only; zero otherwise).
+	Ahead time.Duration
 }
 
 // CreateMerchant creates a merchant named name.
@@ -126,7 +129,11 @@ func RevokeKey(ctx context.Context, q store.Querier, keyID string) error {
 
 // keyQuery looks a key up by its hash: a global lookup, the one query that
 // does not filter on a merchant.
-const keyQuery = `SELECT id, merchant_id, mode, key_hash, revoked_at IS NOT NULL AS revoked FROM api_keys WHERE key_hash = $1`
+// The merchant's test clock comes with it, so reading the time costs no
+// round trip of its own.
+const keyQuery = `SELECT k.id, k.merchant_id, k.mode, k.key_hash, k.revoked_at IS NOT NULL AS revoked, coalesce(c.ahead_us, 0) AS ahead_us
+	FROM api_keys k LEFT JOIN test_clocks c ON c.merchant_id = k.merchant_id AND k.mode = 'test'
+	WHERE k.key_hash = $1`
 
 type keyRow struct {
 	ID         string      `db:"id"`
@@ -134,6 +141,7 @@ type keyRow struct {
 	Mode       tenant.Mode `db:"mode"`
 	Hash       []byte      `db:"key_hash"`
 	Revoked    bool        `db:"revoked"`
+	AheadUS    int64       `db:"ahead_us"`
 }
 
 // Authenticate resolves an Authorization header to a Principal. Every failure
@@ -166,7 +174,8 @@ func authenticate(header string, lookup func(hash []byte, row *keyRow) error) (P
 	if row.Revoked {
 		return Principal{}, apperr.New(apperr.Unauthorized, "this API key has been revoked")
 	}
-	return Principal{Scope: tenant.Scope{MerchantID: row.MerchantID, Mode: row.Mode}, KeyID: row.ID}, nil
+	return Principal{Scope: tenant.Scope{MerchantID: row.MerchantID, Mode: row.Mode}, KeyID: row.ID,
+		Ahead: time.Duration(row.AheadUS) * time.Microsecond}, nil
 }
 
 // Keys authenticates requests like Authenticate, with the lookup prepared
@@ -181,7 +190,7 @@ type Keys struct {
 
 // NewKeys returns a Keys over db; the statement is prepared on first use
 // (and again after a failure, e.g. while the database was down).
-func NewKeys(db *sqlx.DB) *Keys { return &Keys{db: db} }
+func NewKeys(db *store.DB) *Keys { return &Keys{db: db.DB} }
 
 // Authenticate is the package-level Authenticate over the prepared lookup.
 func (k *Keys) Authenticate(ctx context.Context, header string) (Principal, error) {

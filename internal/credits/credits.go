@@ -1,7 +1,12 @@
 // Package credits owns prepaid credit balances: grants, debits and balance
 // reads over an append-only ledger (migrations/004_credits.sql).
 //
-// Every change runs on the caller's transaction and first locks the
+// Grant and Debit are the operations: each validates its input, opens a
+// transaction (GrantTx and DebitTx join the caller's), changes the ledger
+// and emits credit.granted or credit.debited in that transaction; a replay
+// of an idempotency key emits nothing.
+//
+// Every change first locks the
 // customer's credit account row (SELECT … FOR UPDATE), so concurrent grants
 // and debits on one account apply one after another: a debit never overdraws
 // without allow_negative and no update is lost. The account row and each
@@ -26,6 +31,7 @@ import (
 
 	"github.com/tollgatehq/tollgate/internal/apperr"
 	"github.com/tollgatehq/tollgate/internal/customers"
+	"github.com/tollgatehq/tollgate/internal/events"
 	"github.com/tollgatehq/tollgate/internal/money"
 	"github.com/tollgatehq/tollgate/internal/store"
 	"github.com/tollgatehq/tollgate/internal/tenant"
@@ -125,13 +131,27 @@ type DebitResult struct {
 	Deduplicated bool
 }
 
-// Grant tops up the customer's balance at now, creating the credit account
-// on the first grant (and the customer from an external_customer_id).
-// Debt left by allow_negative debits is repaid first. Returns
-// customer_required, unknown_customer (400) or invalid_request (bad fields,
-// an idempotency key reused with other parameters, or a balance that would
-// overflow).
-func Grant(ctx context.Context, q store.Querier, s tenant.Scope, in GrantInput, now time.Time) (GrantResult, error) {
+// Grant is GrantTx in a transaction of its own.
+func Grant(ctx context.Context, db *store.DB, s tenant.Scope, in GrantInput, now time.Time) (GrantResult, error) {
+	return store.InTx(ctx, db, func(tx *store.Tx) (GrantResult, error) { return GrantTx(ctx, tx, s, in, now) })
+}
+
+// GrantTx tops up the customer's balance at now, creating the credit
+// account on the first grant (and the customer from an
+// external_customer_id), and emits credit.granted, in tx. Debt left by
+// allow_negative debits is repaid first. Returns customer_required,
+// unknown_customer (400) or invalid_request (bad fields, an idempotency key
+// reused with other parameters, or a balance that would overflow).
+func GrantTx(ctx context.Context, tx *store.Tx, s tenant.Scope, in GrantInput, now time.Time) (GrantResult, error) {
+	res, err := grant(ctx, tx, s, in, now)
+	if err != nil || res.Deduplicated {
+		return res, err
+	}
+	_, err = events.Emit(ctx, tx, s, events.CreditGranted, now, res.Wire())
+	return res, err
+}
+
+func grant(ctx context.Context, q store.Querier, s tenant.Scope, in GrantInput, now time.Time) (GrantResult, error) {
 	if err := in.Validate(now); err != nil {
 		return GrantResult{}, err
 	}
@@ -166,13 +186,27 @@ func Grant(ctx context.Context, q store.Querier, s tenant.Scope, in GrantInput, 
 	return res, nil
 }
 
-// Debit draws amount from the customer's grants at now. Without
-// allowNegative it covers what the balance allows and reports the rest as
-// shortfall; with it the whole amount is covered and the balance may go
-// below zero. Returns customer_required, unknown_customer (400),
-// no_credit_account (the customer was never granted credits) or
-// invalid_request.
-func Debit(ctx context.Context, q store.Querier, s tenant.Scope, in DebitInput, now time.Time) (DebitResult, error) {
+// Debit is DebitTx in a transaction of its own.
+func Debit(ctx context.Context, db *store.DB, s tenant.Scope, in DebitInput, now time.Time) (DebitResult, error) {
+	return store.InTx(ctx, db, func(tx *store.Tx) (DebitResult, error) { return DebitTx(ctx, tx, s, in, now) })
+}
+
+// DebitTx draws amount from the customer's grants at now and emits
+// credit.debited, in tx. Without allowNegative it covers what the balance
+// allows and reports the rest as shortfall; with it the whole amount is
+// covered and the balance may go below zero. Returns customer_required,
+// unknown_customer (400), no_credit_account (the customer was never
+// granted credits) or invalid_request.
+func DebitTx(ctx context.Context, tx *store.Tx, s tenant.Scope, in DebitInput, now time.Time) (DebitResult, error) {
+	res, err := debit(ctx, tx, s, in, now)
+	if err != nil || res.Deduplicated {
+		return res, err
+	}
+	_, err = events.Emit(ctx, tx, s, events.CreditDebited, now, res.Wire())
+	return res, err
+}
+
+func debit(ctx context.Context, q store.Querier, s tenant.Scope, in DebitInput, now time.Time) (DebitResult, error) {
 	if err := in.Validate(); err != nil {
 		return DebitResult{}, err
 	}

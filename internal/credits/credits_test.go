@@ -6,8 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jmoiron/sqlx"
-
 	"github.com/tollgatehq/tollgate/internal/apperr"
 	"github.com/tollgatehq/tollgate/internal/auth"
 	"github.com/tollgatehq/tollgate/internal/credits"
@@ -26,7 +24,7 @@ var t0 = time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)
 
 type fixture struct {
 	t   testing.TB
-	db  *sqlx.DB
+	db  *store.DB
 	s   tenant.Scope
 	ctx context.Context
 }
@@ -60,21 +58,11 @@ func ref(customerID string) customers.Ref { return customers.Ref{ID: &customerID
 func ptr[T any](v T) *T                   { return &v }
 
 func (f *fixture) grant(in credits.GrantInput, now time.Time) (credits.GrantResult, error) {
-	var res credits.GrantResult
-	err := store.Tx(f.ctx, f.db, func(tx *sqlx.Tx) (err error) {
-		res, err = credits.Grant(f.ctx, tx, f.s, in, now)
-		return err
-	})
-	return res, err
+	return credits.Grant(f.ctx, f.db, f.s, in, now)
 }
 
 func (f *fixture) debit(in credits.DebitInput, now time.Time) (credits.DebitResult, error) {
-	var res credits.DebitResult
-	err := store.Tx(f.ctx, f.db, func(tx *sqlx.Tx) (err error) {
-		res, err = credits.Debit(f.ctx, tx, f.s, in, now)
-		return err
-	})
-	return res, err
+	return credits.Debit(f.ctx, f.db, f.s, in, now)
 }
 
 func (f *fixture) mustGrant(cus string, amount money.Amount, expires *time.Time, now time.Time) credits.GrantResult {

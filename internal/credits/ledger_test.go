@@ -1,7 +1,6 @@
 package credits_test
 
 import (
-	"context"
 	"sync"
 	"testing"
 	"time"
@@ -170,31 +169,4 @@ func TestExpiryOnNextChange(t *testing.T) {
 		t.Fatalf("nothing left to sweep: %d %v", n, err)
 	}
 	checkInvariants(t, f, exp)
-}
-
-// RunSweeper expires due grants in the background and stops with its
-// context.
-func TestRunSweeper(t *testing.T) {
-	t.Parallel()
-	f := setup(t)
-	cus := f.customer("u1")
-	// Real time: RunSweeper reads the clock itself.
-	exp := time.Now().Add(50 * time.Millisecond)
-	f.mustGrant(cus, 10, &exp, time.Now())
-	ctx, cancel := context.WithCancel(f.ctx)
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		credits.RunSweeper(ctx, f.db, 10*time.Millisecond, func(err error) { t.Error(err) })
-	}()
-	deadline := time.Now().Add(10 * time.Second)
-	for ledgerSum(t, f, cus, time.Now()) != 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("the sweeper wrote no expiry entry")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	cancel()
-	<-done
-	checkInvariants(t, f, time.Now())
 }

@@ -4,8 +4,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/jmoiron/sqlx"
-
 	"github.com/tollgatehq/tollgate/internal/store"
 	"github.com/tollgatehq/tollgate/internal/tenant"
 )
@@ -23,7 +21,7 @@ const sweepBatch = 25
 // expiry entry per grant, so nothing is written twice. Balances read before
 // the sweep already leave expired remainders out; the sweep only makes the
 // ledger say so.
-func SweepExpired(ctx context.Context, db *sqlx.DB, now time.Time) (int, error) {
+func SweepExpired(ctx context.Context, db *store.DB, now time.Time) (int, error) {
 	total := 0
 	for {
 		n, accounts, err := sweepOnce(ctx, db, now)
@@ -36,8 +34,9 @@ func SweepExpired(ctx context.Context, db *sqlx.DB, now time.Time) (int, error) 
 
 // sweepOnce expires the due grants of up to sweepBatch accounts in one
 // transaction; it returns the entries written and the accounts claimed.
-func sweepOnce(ctx context.Context, db *sqlx.DB, now time.Time) (written, claimed int, err error) {
-	err = store.Tx(ctx, db, func(tx *sqlx.Tx) error {
+func sweepOnce(ctx context.Context, db *store.DB, now time.Time) (written, claimed int, err error) {
+	err = db.InTx(ctx, func(tx *store.Tx) error {
+		written, claimed = 0, 0
 		var accts []account
 		if err := tx.SelectContext(ctx, &accts, `SELECT `+accountColumns+` FROM credit_accounts a
 			WHERE (a.merchant_id, a.id) IN (SELECT merchant_id, account_id FROM credit_grant_balances
@@ -65,25 +64,4 @@ func sweepOnce(ctx context.Context, db *sqlx.DB, now time.Time) (written, claime
 		return 0, 0, err
 	}
 	return written, claimed, nil
-}
-
-// RunSweeper calls SweepExpired every interval until ctx is done, passing
-// failures (a database restart, say) to onErr and trying again next tick.
-// Every replica may run one: claims are SKIP LOCKED and an expiry is written
-// at most once, so replicas share the work rather than repeat it. Balances
-// never wait for it (reads leave due remainders out), so the interval only
-// bounds how long the ledger lags behind; a minute is plenty.
-func RunSweeper(ctx context.Context, db *sqlx.DB, interval time.Duration, onErr func(error)) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		if _, err := SweepExpired(ctx, db, time.Now()); err != nil && ctx.Err() == nil && onErr != nil {
-			onErr(err)
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
 }

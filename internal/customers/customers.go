@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/tollgatehq/tollgate/internal/apperr"
+	"github.com/tollgatehq/tollgate/internal/fields"
 	"github.com/tollgatehq/tollgate/internal/id"
 	"github.com/tollgatehq/tollgate/internal/store"
 	"github.com/tollgatehq/tollgate/internal/tenant"
@@ -30,6 +31,11 @@ type Customer struct {
 type Ref struct {
 	ID         *string
 	ExternalID *string
+}
+
+// DecodeRef reads a request's customer_id and external_customer_id.
+func DecodeRef(o *fields.Object) Ref {
+	return Ref{ID: o.String("customer_id", 0, 0), ExternalID: o.String("external_customer_id", 0, 0)}
 }
 
 // Empty reports whether neither reference was given.

@@ -18,14 +18,13 @@ import (
 	"github.com/tollgatehq/tollgate/internal/customers"
 	"github.com/tollgatehq/tollgate/internal/events"
 	"github.com/tollgatehq/tollgate/internal/features"
+	"github.com/tollgatehq/tollgate/internal/fields"
 	"github.com/tollgatehq/tollgate/internal/id"
 	"github.com/tollgatehq/tollgate/internal/metering"
 	"github.com/tollgatehq/tollgate/internal/store"
 	"github.com/tollgatehq/tollgate/internal/tenant"
+	"github.com/tollgatehq/tollgate/internal/wire"
 )
-
-// EventGranted is the event type a grant emits.
-const EventGranted = "entitlement.granted"
 
 // Sources of a grant.
 const (
@@ -47,8 +46,8 @@ type GrantInput struct {
 	Source string
 }
 
-// Grant is one recorded grant.
-type Grant struct {
+// GrantRecord is one recorded grant.
+type GrantRecord struct {
 	MerchantID  string      `db:"merchant_id"`
 	Mode        tenant.Mode `db:"mode"`
 	ID          string      `db:"id"`
@@ -61,6 +60,35 @@ type Grant struct {
 	Source      string      `db:"source"`
 	RevokedAt   *time.Time  `db:"revoked_at"`
 	CreatedAt   time.Time   `db:"created_at"`
+}
+
+// Decode reads POST /v1/entitlement_grants' schema from a JSON object (a
+// REST body or tool arguments); errors are invalid_request naming the field.
+func Decode(o *fields.Object) (GrantInput, error) {
+	in := GrantInput{
+		FeatureKey:  o.RequiredString("feature_key", 0, 0),
+		Customer:    customers.DecodeRef(o),
+		ActiveUntil: o.Time("active_until"),
+	}
+	if a, ok := o.Amount("limit_value"); ok {
+		l := int64(a)
+		in.Limit = &l
+	}
+	return in, o.Err()
+}
+
+// Wire returns the grant's public form.
+func (g GrantRecord) Wire() wire.EntitlementGrant {
+	j := wire.EntitlementGrant{
+		Object: "entitlement_grant", ID: g.ID, Feature: g.FeatureKey, CustomerID: g.CustomerID,
+		StartsAt: wire.Timestamp(g.StartsAt), ActiveUntil: wire.OptTimestamp(g.ActiveUntil), CreatedAt: wire.Timestamp(g.CreatedAt),
+		Livemode: g.Mode == tenant.Live,
+	}
+	if g.Limit != nil {
+		l := formatInt(*g.Limit)
+		j.LimitValue = &l
+	}
+	return j
 }
 
 // Validate applies the rules that need no database; errors are
@@ -90,56 +118,50 @@ func (in *GrantInput) Validate(now time.Time) error {
 	return nil
 }
 
-// grantedEvent is the data of an entitlement.granted event.
-type grantedEvent struct {
-	Object      string     `json:"object"`
-	ID          string     `json:"id"`
-	Feature     string     `json:"feature"`
-	CustomerID  string     `json:"customer_id"`
-	LimitValue  *string    `json:"limit_value"`
-	StartsAt    time.Time  `json:"starts_at"`
-	ActiveUntil *time.Time `json:"active_until"`
-	Livemode    bool       `json:"livemode"`
-}
-
 const grantColumns = `merchant_id, mode, id, customer_id, feature_id, limit_value, starts_at, active_until, source, revoked_at, created_at`
 
-// Create grants a feature to a customer: it records the grant, makes it the
-// customer's current entitlement to the feature (replacing the previous
-// limit and active_until; history is kept), starts its usage window for a
-// metered feature, and emits entitlement.granted, all in q, which must be a
-// transaction. Fails with unknown_feature (404), customer_required,
-// unknown_customer (400) or invalid_request (a limit on a boolean feature).
-func Create(ctx context.Context, q store.Querier, s tenant.Scope, in GrantInput, now time.Time) (Grant, error) {
+// Grant is GrantTx in a transaction of its own.
+func Grant(ctx context.Context, db *store.DB, s tenant.Scope, in GrantInput, now time.Time) (GrantRecord, error) {
+	return store.InTx(ctx, db, func(tx *store.Tx) (GrantRecord, error) { return GrantTx(ctx, tx, s, in, now) })
+}
+
+// GrantTx grants a feature to a customer at now: it records the grant,
+// makes it the customer's current entitlement to the feature (replacing the
+// previous limit and active_until; history is kept), starts its usage
+// window for a metered feature, and emits entitlement.granted, all in tx.
+// Fails with unknown_feature (404), customer_required, unknown_customer
+// (400) or invalid_request (a limit on a boolean feature).
+func GrantTx(ctx context.Context, tx *store.Tx, s tenant.Scope, in GrantInput, now time.Time) (GrantRecord, error) {
+	q := tx
 	if err := in.Validate(now); err != nil {
-		return Grant{}, err
+		return GrantRecord{}, err
 	}
 	f, err := features.ByKey(ctx, q, s, in.FeatureKey)
 	if err != nil {
-		return Grant{}, err
+		return GrantRecord{}, err
 	}
 	if f.Type != features.Metered && in.Limit != nil {
-		return Grant{}, apperr.Field("limit_value", "feature %s is boolean; only metered features take a limit", f.Key)
+		return GrantRecord{}, apperr.Field("limit_value", "feature %s is boolean; only metered features take a limit", f.Key)
 	}
 	if in.Customer.Empty() {
-		return Grant{}, apperr.New(apperr.CustomerRequired, "customer_id or external_customer_id is required")
+		return GrantRecord{}, apperr.New(apperr.CustomerRequired, "customer_id or external_customer_id is required")
 	}
 	if f.MeterID != nil {
 		// Before any row lock (the customer upsert): see metering.LockUsage.
 		if err := metering.LockUsage(ctx, q, s); err != nil {
-			return Grant{}, err
+			return GrantRecord{}, err
 		}
 	}
 	c, _, err := customers.Resolve(ctx, q, s, in.Customer, true)
 	if err != nil {
-		return Grant{}, err
+		return GrantRecord{}, err
 	}
-	var g Grant
-	err = q.GetContext(ctx, &g, `INSERT INTO entitlement_grants (merchant_id, mode, id, customer_id, feature_id, limit_value, starts_at, active_until, source)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING `+grantColumns,
-		s.MerchantID, s.Mode, id.New("ent"), c.ID, f.ID, in.Limit, *in.StartsAt, in.ActiveUntil, in.Source)
+	var g GrantRecord
+	err = q.GetContext(ctx, &g, `INSERT INTO entitlement_grants (merchant_id, mode, id, customer_id, feature_id, limit_value, starts_at, active_until, source, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING `+grantColumns,
+		s.MerchantID, s.Mode, id.New("ent"), c.ID, f.ID, in.Limit, *in.StartsAt, in.ActiveUntil, in.Source, now)
 	if err != nil {
-		return Grant{}, store.Translate(err)
+		return GrantRecord{}, store.Translate(err)
 	}
 	g.FeatureKey = f.Key
 	_, err = q.ExecContext(ctx, `INSERT INTO entitlements (merchant_id, mode, customer_id, feature_id, grant_id, limit_value, starts_at, active_until)
@@ -149,44 +171,44 @@ func Create(ctx context.Context, q store.Querier, s tenant.Scope, in GrantInput,
 			grace_until = NULL, revoked_at = NULL, updated_at = now()`,
 		s.MerchantID, s.Mode, c.ID, f.ID, g.ID, g.Limit, g.StartsAt, g.ActiveUntil)
 	if err != nil {
-		return Grant{}, store.Translate(err)
+		return GrantRecord{}, store.Translate(err)
 	}
 	if f.MeterID != nil {
 		if err := metering.TrackWindow(ctx, q, s, c.ID, *f.MeterID, f.ID, g.StartsAt); err != nil {
-			return Grant{}, err
+			return GrantRecord{}, err
 		}
 	}
-	ev := grantedEvent{Object: "entitlement_grant", ID: g.ID, Feature: f.Key, CustomerID: c.ID,
-		StartsAt: g.StartsAt.UTC(), ActiveUntil: g.ActiveUntil, Livemode: s.Livemode()}
-	if g.Limit != nil {
-		l := formatInt(*g.Limit)
-		ev.LimitValue = &l
-	}
-	if _, err := events.Emit(ctx, q, s, EventGranted, ev); err != nil {
-		return Grant{}, err
+	if _, err := events.Emit(ctx, tx, s, events.EntitlementGranted, now, g.Wire()); err != nil {
+		return GrantRecord{}, err
 	}
 	return g, nil
 }
 
-// Revoke marks the grant with grantID revoked (an operator's action, across
-// merchants) and, when it is the current grant, makes checks answer
-// revoked until a new grant. Revoking twice is harmless. Fails with
-// resource_not_found when there is no such grant.
-func Revoke(ctx context.Context, q store.Querier, grantID string, now time.Time) (Grant, error) {
-	var gs []Grant
+// Revoke marks the grant with grantID revoked at now (an operator's action,
+// across merchants) and, when it is the current grant, makes checks answer
+// revoked until a new grant, in a transaction of its own. Revoking twice is
+// harmless. Fails with resource_not_found when there is no such grant.
+func Revoke(ctx context.Context, db *store.DB, grantID string, now time.Time) (GrantRecord, error) {
+	return store.InTx(ctx, db, func(tx *store.Tx) (GrantRecord, error) { return RevokeTx(ctx, tx, grantID, now) })
+}
+
+// RevokeTx is Revoke in the caller's transaction.
+func RevokeTx(ctx context.Context, tx *store.Tx, grantID string, now time.Time) (GrantRecord, error) {
+	q := tx
+	var gs []GrantRecord
 	err := q.SelectContext(ctx, &gs, `UPDATE entitlement_grants SET revoked_at = coalesce(revoked_at, $2) WHERE id = $1 RETURNING `+grantColumns, grantID, now)
 	if err != nil {
-		return Grant{}, store.Translate(err)
+		return GrantRecord{}, store.Translate(err)
 	}
 	if len(gs) == 0 {
-		return Grant{}, apperr.New(apperr.ResourceNotFound, "no entitlement grant %q", grantID)
+		return GrantRecord{}, apperr.New(apperr.ResourceNotFound, "no entitlement grant %q", grantID)
 	}
 	g := gs[0]
 	_, err = q.ExecContext(ctx, `UPDATE entitlements SET revoked_at = $6, updated_at = now()
 		WHERE merchant_id = $1 AND mode = $2 AND customer_id = $3 AND feature_id = $4 AND grant_id = $5`,
 		g.MerchantID, g.Mode, g.CustomerID, g.FeatureID, g.ID, *g.RevokedAt)
 	if err != nil {
-		return Grant{}, store.Translate(err)
+		return GrantRecord{}, store.Translate(err)
 	}
 	err = q.GetContext(ctx, &g.FeatureKey, `SELECT key FROM features WHERE merchant_id = $1 AND id = $2`, g.MerchantID, g.FeatureID)
 	return g, store.Translate(err)

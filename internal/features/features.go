@@ -10,10 +10,12 @@ import (
 	"unicode/utf8"
 
 	"github.com/tollgatehq/tollgate/internal/apperr"
+	"github.com/tollgatehq/tollgate/internal/fields"
 	"github.com/tollgatehq/tollgate/internal/id"
 	"github.com/tollgatehq/tollgate/internal/metering"
 	"github.com/tollgatehq/tollgate/internal/store"
 	"github.com/tollgatehq/tollgate/internal/tenant"
+	"github.com/tollgatehq/tollgate/internal/wire"
 )
 
 // Feature types.
@@ -45,6 +47,30 @@ type Input struct {
 	Meter       *string // meter id; required for metered
 	UnitLabel   *string
 	Description *string
+}
+
+// Decode reads POST /v1/features' schema from a JSON object (a REST body or
+// tool arguments); errors are invalid_request naming the field.
+func Decode(o *fields.Object) (Input, error) {
+	in := Input{
+		Key:         o.RequiredString("key", 0, 0),
+		Name:        o.RequiredString("name", 0, 0),
+		Meter:       o.String("meter", 0, 0),
+		UnitLabel:   o.String("unit_label", 0, 0),
+		Description: o.String("description", 0, 0),
+	}
+	if t := o.String("type", 0, 0); t != nil {
+		in.Type = *t
+	}
+	return in, o.Err()
+}
+
+// Wire returns the feature's public form.
+func (f Feature) Wire() wire.Feature {
+	return wire.Feature{
+		Object: "feature", ID: f.ID, Key: f.Key, Name: f.Name, Type: f.Type, MeterID: f.MeterID,
+		UnitLabel: f.UnitLabel, Description: f.Description, CreatedAt: wire.Timestamp(f.CreatedAt), Livemode: f.Mode == tenant.Live,
+	}
 }
 
 // Validate applies the feature rules that need no database; errors are
@@ -80,10 +106,11 @@ func (in *Input) Validate() error {
 
 const columns = `merchant_id, mode, id, seq, key, name, type, meter_id, unit_label, description, created_at`
 
-// Create stores a feature, or returns the existing feature with the same key
-// (created=false): creation is idempotent by key. A metered feature's meter
-// must exist in the scope, else invalid_request naming meter.
-func Create(ctx context.Context, q store.Querier, s tenant.Scope, in Input) (f Feature, created bool, err error) {
+// Create stores a feature created at now, or returns the existing feature
+// with the same key (created=false): creation is idempotent by key. A
+// metered feature's meter must exist in the scope, else invalid_request
+// naming meter. Runs on the pool or the caller's transaction.
+func Create(ctx context.Context, q store.Querier, s tenant.Scope, in Input, now time.Time) (f Feature, created bool, err error) {
 	if err := in.Validate(); err != nil {
 		return Feature{}, false, err
 	}
@@ -99,10 +126,10 @@ func Create(ctx context.Context, q store.Querier, s tenant.Scope, in Input) (f F
 	// As for meters: ON CONFLICT DO NOTHING and a fallback read is
 	// race-free for concurrent creates of one key.
 	rows := []Feature{}
-	err = q.SelectContext(ctx, &rows, `INSERT INTO features (merchant_id, mode, id, key, name, type, meter_id, unit_label, description)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+	err = q.SelectContext(ctx, &rows, `INSERT INTO features (merchant_id, mode, id, key, name, type, meter_id, unit_label, description, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
 		ON CONFLICT ON CONSTRAINT features_key DO NOTHING RETURNING `+columns,
-		s.MerchantID, s.Mode, id.New("feat"), in.Key, in.Name, in.Type, in.Meter, in.UnitLabel, in.Description)
+		s.MerchantID, s.Mode, id.New("feat"), in.Key, in.Name, in.Type, in.Meter, in.UnitLabel, in.Description, now)
 	if err != nil {
 		return Feature{}, false, store.Translate(err)
 	}

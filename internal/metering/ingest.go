@@ -16,23 +16,44 @@ import (
 	"github.com/tollgatehq/tollgate/internal/tenant"
 )
 
-// Ingest stores a request's events (1 to MaxBatch) and returns one Result
-// per input, in order. An event that fails (invalid_request, unknown_meter,
-// missing_value, unknown_customer) does not stop the others. An event whose
-// idempotency key was seen before is not stored again: its Result is the
-// original event with Deduplicated set.
+// Ingester stores meter events. It keeps the meters it has looked up:
+// meters are immutable and never deleted, so a hit saves a round trip per
+// batch. Only hits are kept, so a meter created later is found by the next
+// query. Build one per pool with NewIngester.
+type Ingester struct {
+	meters     sync.Map // cacheKey → Meter
+	cachedSize atomic.Int64
+}
+
+// maxCachedMeters bounds the meter cache; past it the cache starts over.
+const maxCachedMeters = 100_000
+
+// NewIngester returns an Ingester with an empty meter cache.
+func NewIngester() *Ingester { return &Ingester{} }
+
+// Ingest is IngestTx in a transaction of its own, run again from scratch
+// when PostgreSQL breaks a deadlock or a serialization conflict (keys
+// already stored then deduplicate as usual).
+func (g *Ingester) Ingest(ctx context.Context, db *store.DB, s tenant.Scope, ins []EventInput, now time.Time) ([]Result, error) {
+	return store.InTx(ctx, db, func(tx *store.Tx) ([]Result, error) { return g.IngestTx(ctx, tx, s, ins, now) })
+}
+
+// IngestTx stores a request's events (1 to MaxBatch), received at now, in
+// tx and returns one Result per input, in order. An event that fails
+// (invalid_request, unknown_meter, missing_value, unknown_customer) does not
+// stop the others. An event whose idempotency key was seen before is not
+// stored again: its Result is the original event with Deduplicated set.
 //
-// q should be a transaction: every stored event, its idempotency key, any
-// customer upserted for it and the usage windows it falls in commit
-// together. The events are written with one statement whatever their number.
-// The error is non-nil only when the database fails; the Results are then
-// meaningless.
-func Ingest(ctx context.Context, q store.Querier, s tenant.Scope, ins []EventInput, now time.Time) ([]Result, error) {
+// Every stored event, its idempotency key, any customer upserted for it and
+// the usage windows it falls in commit with tx. The events are written with
+// one statement whatever their number. The error is non-nil only when the
+// database fails; the Results are then meaningless.
+func (g *Ingester) IngestTx(ctx context.Context, tx *store.Tx, s tenant.Scope, ins []EventInput, now time.Time) ([]Result, error) {
 	res := make([]Result, len(ins))
 	for i := range ins {
 		res[i].Err = ins[i].Validate(now)
 	}
-	meters, err := metersFor(ctx, q, s, ins, res)
+	meters, err := g.metersFor(ctx, tx, s, ins, res)
 	if err != nil {
 		return nil, err
 	}
@@ -57,7 +78,7 @@ func Ingest(ctx context.Context, q store.Querier, s tenant.Scope, ins []EventInp
 		res[i].Event = Event{Mode: s.Mode, MeterID: m.ID, MeterKey: m.Key, Value: v, Timestamp: *in.Timestamp,
 			Properties: in.Properties, IdempotencyKey: in.IdempotencyKey}
 	}
-	if err := resolveCustomers(ctx, q, s, ins, res); err != nil {
+	if err := resolveCustomers(ctx, tx, s, ins, res); err != nil {
 		return nil, err
 	}
 	for i, in := range ins {
@@ -70,7 +91,7 @@ func Ingest(ctx context.Context, q store.Querier, s tenant.Scope, ins []EventInp
 		}
 		firstByKey[*in.IdempotencyKey] = i
 	}
-	if err := write(ctx, q, s, res, dupOf); err != nil {
+	if err := write(ctx, tx, s, res, dupOf, now); err != nil {
 		return nil, err
 	}
 	for i, j := range dupOf {
@@ -81,7 +102,7 @@ func Ingest(ctx context.Context, q store.Querier, s tenant.Scope, ins []EventInp
 }
 
 // metersFor looks up, in one query, the meters the valid inputs name.
-func metersFor(ctx context.Context, q store.Querier, s tenant.Scope, ins []EventInput, res []Result) (map[string]Meter, error) {
+func (g *Ingester) metersFor(ctx context.Context, q store.Querier, s tenant.Scope, ins []EventInput, res []Result) (map[string]Meter, error) {
 	var keys []string
 	seen := map[string]bool{}
 	for i, in := range ins {
@@ -93,7 +114,7 @@ func metersFor(ctx context.Context, q store.Querier, s tenant.Scope, ins []Event
 	out := map[string]Meter{}
 	missing := keys[:0]
 	for _, k := range keys {
-		if m, ok := meterCache.Load(cacheKey(s, k)); ok {
+		if m, ok := g.meters.Load(cacheKey(s, k)); ok {
 			out[k] = m.(Meter)
 		} else {
 			missing = append(missing, k)
@@ -110,24 +131,14 @@ func metersFor(ctx context.Context, q store.Querier, s tenant.Scope, ins []Event
 	}
 	for _, m := range ms {
 		out[m.Key] = m
-		if meterCacheSize.Add(1) > maxCachedMeters {
-			meterCache.Clear()
-			meterCacheSize.Store(0)
+		if g.cachedSize.Add(1) > maxCachedMeters {
+			g.meters.Clear()
+			g.cachedSize.Store(0)
 		}
-		meterCache.Store(cacheKey(s, m.Key), m)
+		g.meters.Store(cacheKey(s, m.Key), m)
 	}
 	return out, nil
 }
-
-// Meters are immutable and never deleted, so the ones found are cached for
-// ingestion (a hit saves a round trip per batch). Only hits are cached: a
-// meter created later is found by the next query.
-var (
-	meterCache     sync.Map
-	meterCacheSize atomic.Int64
-)
-
-const maxCachedMeters = 100_000
 
 func cacheKey(s tenant.Scope, key string) string {
 	return s.MerchantID + "/" + string(s.Mode) + "/" + key
@@ -153,8 +164,8 @@ WITH input AS (
 ), fresh AS (
 	SELECT * FROM input WHERE ikey IS NULL OR id IN (SELECT event_id FROM keyed)
 ), inserted AS (
-	INSERT INTO meter_events (merchant_id, mode, id, meter_id, customer_id, value, event_timestamp, properties, idempotency_key)
-	SELECT $1, $2, id, meter_id, customer_id, value, ts, properties, ikey FROM fresh
+	INSERT INTO meter_events (merchant_id, mode, id, meter_id, customer_id, value, event_timestamp, properties, idempotency_key, created_at)
+	SELECT $1, $2, id, meter_id, customer_id, value, ts, properties, ikey, $10 FROM fresh
 	RETURNING id, created_at
 ), locked AS (
 	SELECT w.customer_id, w.meter_id, w.owner, w.since FROM usage_windows w
@@ -186,7 +197,7 @@ SELECT id, created_at FROM inserted`
 
 // write stores the accepted events of res (skipping in-request repeats
 // listed in dupOf) and fills in their ids, or the originals of replayed keys.
-func write(ctx context.Context, q store.Querier, s tenant.Scope, res []Result, dupOf map[int]int) error {
+func write(ctx context.Context, q store.Querier, s tenant.Scope, res []Result, dupOf map[int]int, now time.Time) error {
 	n := 0
 	for i := range res {
 		if res[i].Err == nil {
@@ -232,7 +243,7 @@ func write(ctx context.Context, q store.Querier, s tenant.Scope, res []Result, d
 		CreatedAt time.Time `db:"created_at"`
 	}
 	err := q.SelectContext(ctx, &rows, writeSQL, s.MerchantID, s.Mode, pq.StringArray(ids), pq.StringArray(meterIDs),
-		pq.GenericArray{A: custs}, pq.Int64Array(values), pq.StringArray(stamps), pq.GenericArray{A: props}, pq.GenericArray{A: keys})
+		pq.GenericArray{A: custs}, pq.Int64Array(values), pq.StringArray(stamps), pq.GenericArray{A: props}, pq.GenericArray{A: keys}, now)
 	if err != nil {
 		return store.Translate(err)
 	}
@@ -315,11 +326,11 @@ func byKeys(ctx context.Context, q store.Querier, s tenant.Scope, keys []string)
 }
 
 // PruneKeys deletes idempotency keys stored before cutoff, which must be at
-// least MaxAge ago (keys are kept that long), and returns how many went.
-// created_at is deliberately not indexed (an index costs every ingested
-// key): this scans the table, so run it rarely, e.g. daily.
-func PruneKeys(ctx context.Context, q store.Querier, cutoff time.Time) (int64, error) {
-	if time.Since(cutoff) < MaxAge {
+// least MaxAge before now (keys are kept that long), and returns how many
+// went. created_at is deliberately not indexed (an index costs every
+// ingested key): this scans the table, so run it rarely, e.g. daily.
+func PruneKeys(ctx context.Context, q store.Querier, cutoff, now time.Time) (int64, error) {
+	if now.Sub(cutoff) < MaxAge {
 		return 0, apperr.New(apperr.InvalidRequest, "idempotency keys are kept at least %s", strconv.Itoa(int(MaxAge.Hours()/24))+" days")
 	}
 	r, err := q.ExecContext(ctx, `DELETE FROM meter_event_keys WHERE created_at < $1`, cutoff)

@@ -10,10 +10,12 @@ import (
 	"unicode/utf8"
 
 	"github.com/tollgatehq/tollgate/internal/apperr"
+	"github.com/tollgatehq/tollgate/internal/fields"
 	"github.com/tollgatehq/tollgate/internal/id"
 	"github.com/tollgatehq/tollgate/internal/page"
 	"github.com/tollgatehq/tollgate/internal/store"
 	"github.com/tollgatehq/tollgate/internal/tenant"
+	"github.com/tollgatehq/tollgate/internal/wire"
 )
 
 // Aggregations a meter may use.
@@ -54,6 +56,37 @@ type Input struct {
 	UnitLabel     *string
 	Description   *string
 }
+
+// Decode reads POST /v1/meters' schema from a JSON object (a REST body or
+// tool arguments); errors are invalid_request naming the field.
+func Decode(o *fields.Object) (Input, error) {
+	in := Input{
+		Key:           o.RequiredString("key", 0, 0),
+		DisplayName:   o.RequiredString("display_name", 0, 0),
+		EventValueKey: o.String("event_value_key", 0, 0),
+		UnitLabel:     o.String("unit_label", 0, 0),
+		Description:   o.String("description", 0, 0),
+	}
+	if a := o.String("aggregation", 0, 0); a != nil {
+		in.Aggregation = *a
+	}
+	return in, o.Err()
+}
+
+// Wire returns the meter's public form.
+func (m Meter) Wire() wire.Meter {
+	j := wire.Meter{
+		Object: "meter", ID: m.ID, Key: m.Key, DisplayName: m.DisplayName, Aggregation: m.Aggregation,
+		EventValueKey: m.EventValueKey, Description: m.Description, CreatedAt: wire.Timestamp(m.CreatedAt), Livemode: m.Mode == tenant.Live,
+	}
+	if m.UnitLabel != nil {
+		j.UnitLabel = *m.UnitLabel
+	}
+	return j
+}
+
+// Position is the meter's place in the list, for cursors.
+func (m Meter) Position() page.Cursor { return page.Cursor{At: m.CreatedAt, Seq: m.Seq} }
 
 // ValidateKey checks a meter or feature key; field names the input field.
 func ValidateKey(field, key string) error {
@@ -98,19 +131,21 @@ func (in *Input) Validate() error {
 
 const columns = `merchant_id, mode, id, seq, key, display_name, aggregation, event_value_key, unit_label, description, created_at`
 
-// Create stores a meter, or returns the existing meter with the same key
-// (created=false): creation is idempotent by key.
-func Create(ctx context.Context, q store.Querier, s tenant.Scope, in Input) (m Meter, created bool, err error) {
+// Create stores a meter created at now, or returns the existing meter with
+// the same key (created=false): creation is idempotent by key. One
+// statement, on the pool or the caller's transaction. Fails with
+// invalid_request.
+func Create(ctx context.Context, q store.Querier, s tenant.Scope, in Input, now time.Time) (m Meter, created bool, err error) {
 	if err := in.Validate(); err != nil {
 		return Meter{}, false, err
 	}
 	// ON CONFLICT DO NOTHING + a fallback read is race-free: two concurrent
 	// creates of one key both end with the single stored meter.
 	rows := []Meter{}
-	err = q.SelectContext(ctx, &rows, `INSERT INTO meters (merchant_id, mode, id, key, display_name, aggregation, event_value_key, unit_label, description)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+	err = q.SelectContext(ctx, &rows, `INSERT INTO meters (merchant_id, mode, id, key, display_name, aggregation, event_value_key, unit_label, description, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
 		ON CONFLICT ON CONSTRAINT meters_key DO NOTHING RETURNING `+columns,
-		s.MerchantID, s.Mode, id.New("meter"), in.Key, in.DisplayName, in.Aggregation, in.EventValueKey, in.UnitLabel, in.Description)
+		s.MerchantID, s.Mode, id.New("meter"), in.Key, in.DisplayName, in.Aggregation, in.EventValueKey, in.UnitLabel, in.Description, now)
 	if err != nil {
 		return Meter{}, false, store.Translate(err)
 	}
@@ -146,5 +181,5 @@ func ByID(ctx context.Context, q store.Querier, s tenant.Scope, meterID string) 
 
 // List returns a page of the scope's meters, newest first.
 func List(ctx context.Context, q store.Querier, s tenant.Scope, p page.Params) (page.Result[Meter], error) {
-	return page.Select(ctx, q, "meters", columns, s, p, func(x Meter) page.Cursor { return page.Cursor{At: x.CreatedAt, Seq: x.Seq} })
+	return page.Select(ctx, q, "meters", columns, s, p, Meter.Position)
 }

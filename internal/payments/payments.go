@@ -10,6 +10,7 @@ import (
 	"github.com/tollgatehq/tollgate/internal/page"
 	"github.com/tollgatehq/tollgate/internal/store"
 	"github.com/tollgatehq/tollgate/internal/tenant"
+	"github.com/tollgatehq/tollgate/internal/wire"
 )
 
 // Payment is a confirmed payment.
@@ -31,5 +32,16 @@ const columns = `merchant_id, mode, id, seq, invoice_id, subscription_id, amount
 
 // List returns a page of the scope's payments, newest first.
 func List(ctx context.Context, q store.Querier, s tenant.Scope, p page.Params) (page.Result[Payment], error) {
-	return page.Select(ctx, q, "payments", columns, s, p, func(x Payment) page.Cursor { return page.Cursor{At: x.CreatedAt, Seq: x.Seq} })
+	return page.Select(ctx, q, "payments", columns, s, p, Payment.Position)
+}
+
+// Position is the payment's place in the list, for cursors.
+func (x Payment) Position() page.Cursor { return page.Cursor{At: x.CreatedAt, Seq: x.Seq} }
+
+// Wire returns the payment's public form.
+func (p Payment) Wire() wire.Payment {
+	return wire.Payment{
+		Object: "payment", ID: p.ID, Amount: p.Amount.String(), Status: p.Status, InvoiceID: p.InvoiceID,
+		SubscriptionID: p.SubscriptionID, Payer: p.Payer, TxHash: p.TxHash, CreatedAt: wire.Timestamp(p.CreatedAt), Livemode: p.Mode == tenant.Live,
+	}
 }

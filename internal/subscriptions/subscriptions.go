@@ -9,6 +9,7 @@ import (
 	"github.com/tollgatehq/tollgate/internal/page"
 	"github.com/tollgatehq/tollgate/internal/store"
 	"github.com/tollgatehq/tollgate/internal/tenant"
+	"github.com/tollgatehq/tollgate/internal/wire"
 )
 
 // Subscription is a customer's subscription to a plan.
@@ -29,5 +30,17 @@ const columns = `merchant_id, mode, id, seq, plan_id, customer_id, status, curre
 
 // List returns a page of the scope's subscriptions, newest first.
 func List(ctx context.Context, q store.Querier, s tenant.Scope, p page.Params) (page.Result[Subscription], error) {
-	return page.Select(ctx, q, "subscriptions", columns, s, p, func(x Subscription) page.Cursor { return page.Cursor{At: x.CreatedAt, Seq: x.Seq} })
+	return page.Select(ctx, q, "subscriptions", columns, s, p, Subscription.Position)
+}
+
+// Position is the subscription's place in the list, for cursors.
+func (x Subscription) Position() page.Cursor { return page.Cursor{At: x.CreatedAt, Seq: x.Seq} }
+
+// Wire returns the subscription's public form.
+func (x Subscription) Wire() wire.Subscription {
+	return wire.Subscription{
+		Object: "subscription", ID: x.ID, PlanID: x.PlanID, CustomerID: x.CustomerID, Status: x.Status,
+		CurrentPeriodStart: wire.OptTimestamp(x.CurrentPeriodStart), CurrentPeriodEnd: wire.OptTimestamp(x.CurrentPeriodEnd),
+		CreatedAt: wire.Timestamp(x.CreatedAt), Livemode: x.Mode == tenant.Live,
+	}
 }

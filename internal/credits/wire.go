@@ -1,0 +1,74 @@
+package credits
+
+import (
+	"github.com/tollgatehq/tollgate/internal/apperr"
+	"github.com/tollgatehq/tollgate/internal/customers"
+	"github.com/tollgatehq/tollgate/internal/fields"
+	"github.com/tollgatehq/tollgate/internal/wire"
+)
+
+// DecodeGrant reads POST /v1/credit_grants' schema from a JSON object (a
+// REST body or tool arguments); errors are invalid_request naming the
+// field. An Idempotency-Key header is the adapter's to merge.
+func DecodeGrant(o *fields.Object) (GrantInput, error) {
+	in := GrantInput{
+		Amount:         o.RequiredAmount("amount"),
+		Customer:       customers.DecodeRef(o),
+		Reason:         o.String("reason", 0, 0),
+		ExpiresAt:      o.Time("expires_at"),
+		IdempotencyKey: o.String("idempotency_key", 0, 0),
+	}
+	return in, o.Err()
+}
+
+// DecodeDebit reads POST /v1/credit_debits' schema from a JSON object.
+func DecodeDebit(o *fields.Object) (DebitInput, error) {
+	in := DebitInput{
+		Amount:         o.RequiredAmount("amount"),
+		Customer:       customers.DecodeRef(o),
+		Reason:         o.String("reason", 0, 0),
+		IdempotencyKey: o.String("idempotency_key", 0, 0),
+	}
+	if b := o.Bool("allow_negative"); b != nil {
+		in.AllowNegative = *b
+	}
+	return in, o.Err()
+}
+
+// MergeIdempotencyKey combines a body's idempotency_key with a request's
+// Idempotency-Key header (empty when absent): either may be given, and
+// both must then agree, else invalid_request naming idempotency_key.
+func MergeIdempotencyKey(body *string, header string) (*string, error) {
+	switch {
+	case header == "":
+		return body, nil
+	case body == nil:
+		return &header, nil
+	case *body != header:
+		return nil, apperr.Field("idempotency_key", "differs from the Idempotency-Key header; send one or the other")
+	}
+	return body, nil
+}
+
+// Wire returns the grant result's public form.
+func (r GrantResult) Wire() wire.CreditGrant {
+	return wire.CreditGrant{Object: "credit_grant", CustomerID: r.CustomerID, Granted: r.Granted.String(),
+		Balance: r.Balance.String(), EntryID: r.EntryID, Deduplicated: r.Deduplicated}
+}
+
+// Wire returns the debit result's public form.
+func (r DebitResult) Wire() wire.CreditDebit {
+	return wire.CreditDebit{Object: "credit_debit", CustomerID: r.CustomerID, Requested: r.Requested.String(),
+		Covered: r.Covered.String(), Shortfall: r.Shortfall.String(), Balance: r.Balance.String(), Deduplicated: r.Deduplicated}
+}
+
+// Wire returns the balance's public form: account_id, granted and consumed
+// only when the customer has a credit account, as SPEC.md says.
+func (b Balance) Wire() wire.CreditBalance {
+	j := wire.CreditBalance{Object: "credit_balance", CustomerID: b.CustomerID, Balance: b.Balance.String(), Currency: "usdc"}
+	if b.AccountID != "" {
+		granted, consumed := b.Granted.String(), b.Consumed.String()
+		j.AccountID, j.Granted, j.Consumed = b.AccountID, &granted, &consumed
+	}
+	return j
+}

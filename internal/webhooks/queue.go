@@ -1,0 +1,274 @@
+package webhooks
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/lib/pq"
+
+	"github.com/tollgatehq/tollgate/internal/events"
+	"github.com/tollgatehq/tollgate/internal/store"
+)
+
+// The delivery queue. A worker claims due deliveries by taking a lease: in
+// one short transaction it numbers the attempt it is about to make (attempts
+// + 1, committed before anything is sent, so no number is ever used twice)
+// and moves next_attempt_at past the lease, so no worker here or in another
+// replica claims it meanwhile. It sends outside any transaction and records
+// the answer as soon as it comes (Record). A worker that dies mid-attempt
+// leaves the lease to expire; the next claim records that attempt as
+// interrupted and makes the next one, within the same limit of attempts.
+
+// Job is a claimed delivery with everything sending it needs.
+type Job struct {
+	Delivery
+	// Attempt is the number of the attempt this claim makes (from 1).
+	Attempt int
+	// Interrupted lists earlier attempts that were claimed but never
+	// recorded (their worker died); Record records them.
+	Interrupted []int
+	URL         string
+	// Secrets sign the attempt: the endpoint's secret, then the previous
+	// one while a rotation's overlap lasts.
+	Secrets []string
+	Event   events.Event
+}
+
+// Claim takes leases on up to limit due pending deliveries of enabled
+// endpoints and returns them, oldest due first, none when nothing is due.
+// inflight maps endpoint ids to attempts this worker pool already has in
+// flight; no endpoint gets more than perEndpoint at once, so one slow
+// endpoint cannot hold every worker. Claim runs in a transaction of its own.
+func Claim(ctx context.Context, db *store.DB, limit, perEndpoint int, inflight map[string]int, lease time.Duration) ([]Job, error) {
+	busyIDs, busyN := make([]string, 0, len(inflight)), make([]int64, 0, len(inflight))
+	full := []string{} // never NULL: "x = ANY (NULL)" is not false
+	for ep, n := range inflight {
+		busyIDs, busyN = append(busyIDs, ep), append(busyN, int64(n))
+		if n >= perEndpoint {
+			full = append(full, ep)
+		}
+	}
+	var rows []claimRow
+	err := db.InTx(ctx, func(tx *store.Tx) error {
+		// The queue's tables grow in bursts faster than autovacuum's
+		// statistics follow; planned from stale statistics ("the tables are
+		// empty") this becomes a scan of every pending row. Walking the due
+		// index in order is always right for it, so the plan is pinned. The
+		// costs that pins it would make PostgreSQL JIT-compile the query
+		// (seconds), so JIT is off too.
+		if _, err := tx.ExecContext(ctx, `SELECT set_config('enable_seqscan', 'off', true), set_config('jit', 'off', true),
+			set_config('enable_hashjoin', 'off', true), set_config('enable_mergejoin', 'off', true)`); err != nil {
+			return err
+		}
+		return tx.SelectContext(ctx, &rows, claimSQL, limit, perEndpoint, pq.StringArray(busyIDs), pq.Int64Array(busyN),
+			pq.StringArray(full), lease.Microseconds(), 4*limit)
+	})
+	if err != nil {
+		return nil, store.Translate(err)
+	}
+	jobs := make([]Job, len(rows))
+	for i, row := range rows {
+		jobs[i] = row.job()
+	}
+	return jobs, nil
+}
+
+// claimSQL: candidates are read from the due index, skipping endpoints
+// already at their limit, and ranked per endpoint so one batch stays within
+// each endpoint's remaining room; the picked rows are locked SKIP LOCKED
+// and leased.
+const claimSQL = `
+WITH busy AS (
+	SELECT * FROM unnest($3::text[], $4::bigint[]) AS b(endpoint_id, n)
+), cand AS (
+	SELECT c.merchant_id, c.id, c.next_attempt_at,
+		row_number() OVER (PARTITION BY c.endpoint_id ORDER BY c.next_attempt_at) AS rn,
+		$2 - coalesce((SELECT n FROM busy WHERE busy.endpoint_id = c.endpoint_id), 0) AS room
+	FROM (SELECT merchant_id, id, endpoint_id, next_attempt_at FROM webhook_deliveries
+		WHERE status = 'pending' AND next_attempt_at <= now() AND NOT (endpoint_id = ANY ($5::text[]))
+		ORDER BY next_attempt_at LIMIT $7) c
+), picked AS (
+	SELECT d.merchant_id, d.id FROM webhook_deliveries d
+	JOIN cand ON cand.merchant_id = d.merchant_id AND cand.id = d.id
+	JOIN webhook_endpoints w ON w.merchant_id = d.merchant_id AND w.id = d.endpoint_id
+	WHERE cand.rn <= cand.room AND w.enabled AND d.status = 'pending' AND d.next_attempt_at <= now()
+	ORDER BY cand.next_attempt_at
+	LIMIT $1
+	FOR UPDATE OF d SKIP LOCKED
+), leased AS (
+	UPDATE webhook_deliveries d SET attempts = d.attempts + 1,
+		next_attempt_at = clock_timestamp() + $6 * interval '1 microsecond', updated_at = clock_timestamp()
+	FROM picked WHERE d.merchant_id = picked.merchant_id AND d.id = picked.id
+	RETURNING d.merchant_id, d.mode, d.id, d.event_id, d.endpoint_id, d.status, d.attempts, d.cycle_start,
+		d.next_attempt_at, d.last_attempt_at, d.last_status, d.last_error, d.created_at, d.updated_at
+)
+SELECT l.*, coalesce((SELECT max(a.attempt) FROM webhook_attempts a WHERE a.merchant_id = l.merchant_id AND a.delivery_id = l.id), 0) AS recorded,
+	w.url, w.secret, w.previous_secret, coalesce(w.previous_secret_expires_at > now(), false) AS previous_ok,
+	ev.type AS ev_type, ev.data AS ev_data, ev.created_at AS ev_created_at, ev.occurred_at AS ev_occurred_at, ev.seq AS ev_seq
+FROM leased l
+JOIN webhook_endpoints w ON w.merchant_id = l.merchant_id AND w.id = l.endpoint_id
+JOIN events ev ON ev.merchant_id = l.merchant_id AND ev.id = l.event_id
+ORDER BY l.next_attempt_at`
+
+type claimRow struct {
+	Delivery
+	Recorded     int             `db:"recorded"`
+	URL          string          `db:"url"`
+	Secret       string          `db:"secret"`
+	Previous     *string         `db:"previous_secret"`
+	PreviousOK   bool            `db:"previous_ok"`
+	EvType       string          `db:"ev_type"`
+	EvData       json.RawMessage `db:"ev_data"`
+	EvCreatedAt  time.Time       `db:"ev_created_at"`
+	EvOccurredAt time.Time       `db:"ev_occurred_at"`
+	EvSeq        int64           `db:"ev_seq"`
+}
+
+func (row claimRow) job() Job {
+	j := Job{Delivery: row.Delivery, Attempt: row.Attempts, URL: row.URL, Secrets: []string{row.Secret}, Event: events.Event{
+		MerchantID: row.MerchantID, Mode: row.Mode, ID: row.EventID, Seq: row.EvSeq,
+		Type: row.EvType, Data: row.EvData, CreatedAt: row.EvCreatedAt, OccurredAt: row.EvOccurredAt,
+	}}
+	for n := row.Recorded + 1; n < row.Attempts; n++ {
+		j.Interrupted = append(j.Interrupted, n)
+	}
+	if row.Previous != nil && row.PreviousOK {
+		j.Secrets = append(j.Secrets, *row.Previous)
+	}
+	return j
+}
+
+// Exhausted reports whether the job's attempt is past its cycle's limit of
+// 1 + len(schedule) attempts (possible only after interrupted attempts):
+// it must not be sent, and Record marks the delivery failed.
+func (j Job) Exhausted(schedule []time.Duration) bool {
+	return j.Attempt-j.CycleStart > 1+len(schedule)
+}
+
+// Result is what one attempt produced.
+type Result struct {
+	StartedAt time.Time
+	Latency   time.Duration
+	Status    int    // 0: no response
+	Err       string // network error, refusal or timeout; "" if a response arrived
+	Body      []byte // the start of the response body
+	// NotSent marks an exhausted job that was not sent (see Exhausted).
+	NotSent bool
+}
+
+// OK reports whether the attempt acknowledged the delivery (any 2xx).
+func (r Result) OK() bool { return r.Err == "" && r.Status >= 200 && r.Status < 300 }
+
+// interruptedError is recorded for attempts whose worker died mid-request.
+const interruptedError = "no answer recorded: the daemon stopped during the attempt"
+
+// Record stores the attempt of a claimed job in tx and moves the delivery
+// on: succeeded on a 2xx; otherwise pending again after schedule[n-1] (n
+// counting attempts of the current cycle), or failed once the n-th attempt
+// exceeds the schedule: 1 + len(schedule) attempts in all. An exhausted job
+// (not sent) only marks the delivery failed. The delivery is changed only
+// while it is still at this attempt (a later claim after the lease expired
+// has moved it on). It returns the delivery's new status.
+func Record(ctx context.Context, tx *store.Tx, job Job, r Result, schedule []time.Duration) (string, error) {
+	for _, n := range job.Interrupted {
+		if err := insertAttempt(ctx, tx, job, n, job.UpdatedAt, nil, 0, ptr(interruptedError), ""); err != nil {
+			return "", err
+		}
+	}
+	n := job.Attempt - job.CycleStart
+	if r.NotSent {
+		_, err := tx.ExecContext(ctx, `UPDATE webhook_deliveries SET status = 'failed', next_attempt_at = clock_timestamp(),
+				last_error = coalesce(last_error, $4), updated_at = clock_timestamp()
+			WHERE merchant_id = $1 AND id = $2 AND attempts = $3`, job.MerchantID, job.ID, job.Attempt, interruptedError)
+		return StatusFailed, store.Translate(err)
+	}
+	body := cleanText(r.Body)
+	var errText, lastErr *string
+	if r.Err != "" {
+		e := cleanText([]byte(r.Err))
+		errText, lastErr = &e, &e
+	} else if !r.OK() {
+		e := fmt.Sprintf("HTTP %d", r.Status)
+		lastErr = &e
+	}
+	var status *int
+	if r.Status != 0 {
+		status = &r.Status
+	}
+	if err := insertAttempt(ctx, tx, job, job.Attempt, r.StartedAt, status, r.Latency, errText, body); err != nil {
+		return "", err
+	}
+	next, delay := StatusSucceeded, time.Duration(0)
+	if !r.OK() {
+		if n > len(schedule) {
+			next = StatusFailed
+		} else {
+			next, delay = StatusPending, schedule[n-1]
+		}
+	}
+	_, err := tx.ExecContext(ctx, `UPDATE webhook_deliveries SET status = $4,
+			next_attempt_at = clock_timestamp() + $5 * interval '1 microsecond',
+			last_attempt_at = $6, last_status = $7, last_error = $8, updated_at = clock_timestamp()
+		WHERE merchant_id = $1 AND id = $2 AND attempts = $3`,
+		job.MerchantID, job.ID, job.Attempt, next, delay.Microseconds(), r.StartedAt, status, lastErr)
+	return next, store.Translate(err)
+}
+
+func insertAttempt(ctx context.Context, tx *store.Tx, job Job, n int, at time.Time, status *int, latency time.Duration, errText *string, body string) error {
+	_, err := tx.ExecContext(ctx, `INSERT INTO webhook_attempts
+		(merchant_id, mode, delivery_id, attempt, started_at, status, latency_us, error, response_body)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT DO NOTHING`,
+		job.MerchantID, job.Mode, job.ID, n, at, status, latency.Microseconds(), errText, body)
+	return store.Translate(err)
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// cleanText makes b storable as text: valid UTF-8, no NUL bytes.
+func cleanText(b []byte) string {
+	if len(b) > MaxResponseBody {
+		b = b[:MaxResponseBody]
+	}
+	s := string(b)
+	if !utf8.ValidString(s) {
+		s = strings.ToValidUTF8(s, "\uFFFD")
+	}
+	return strings.ReplaceAll(s, "\x00", "\uFFFD")
+}
+
+// NextDue returns when the earliest pending delivery that is not yet due
+// becomes due; ok is false when there is none.
+func NextDue(ctx context.Context, q store.Querier) (at time.Time, ok bool, err error) {
+	var t *time.Time
+	err = q.GetContext(ctx, &t, `SELECT min(next_attempt_at) FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at > now()`)
+	if err != nil || t == nil {
+		return time.Time{}, false, store.Translate(err)
+	}
+	return *t, true, nil
+}
+
+// Stats is the state of the queue, for metrics.
+type Stats struct {
+	Pending      int64
+	OldestDueAge time.Duration // how long the oldest due delivery has waited
+}
+
+// QueueStats counts pending deliveries and the age of the oldest due one.
+func QueueStats(ctx context.Context, q store.Querier) (Stats, error) {
+	var row struct {
+		Pending int64    `db:"pending"`
+		AgeUS   *float64 `db:"age_us"`
+	}
+	err := q.GetContext(ctx, &row, `SELECT count(*) AS pending,
+		extract(epoch FROM now() - min(next_attempt_at) FILTER (WHERE next_attempt_at <= now())) * 1e6 AS age_us
+		FROM webhook_deliveries WHERE status = 'pending'`)
+	st := Stats{Pending: row.Pending}
+	if row.AgeUS != nil {
+		st.OldestDueAge = time.Duration(*row.AgeUS) * time.Microsecond
+	}
+	return st, store.Translate(err)
+}
