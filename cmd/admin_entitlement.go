@@ -4,11 +4,9 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/jmoiron/sqlx"
 	"github.com/spf13/cobra"
 
 	"github.com/tollgatehq/tollgate/internal/entitlements"
-	"github.com/tollgatehq/tollgate/internal/store"
 )
 
 // newAdminEntitlementCmd is the operator's entitlement commands: revoking a
@@ -19,12 +17,7 @@ func newAdminEntitlementCmd(f *Factory, withDBFlags func(*cobra.Command) *cobra.
 		Use: "revoke GRANT_ID", Short: "Revoke an entitlement grant (ent_…); checks answer revoked", Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return f.withDB(cmd.Context(), func(d *database) error {
-				var g entitlements.Grant
-				err := store.Tx(cmd.Context(), d.DB, func(tx *sqlx.Tx) error {
-					var err error
-					g, err = entitlements.Revoke(cmd.Context(), tx, args[0], time.Now())
-					return err
-				})
+				g, err := entitlements.Revoke(cmd.Context(), d.DB, args[0], time.Now())
 				if err != nil {
 					return err
 				}

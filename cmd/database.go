@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"os"
 
-	"github.com/jmoiron/sqlx"
 	"github.com/spf13/cobra"
 
 	"github.com/tollgatehq/tollgate/internal/pgcluster"
@@ -21,10 +20,7 @@ func dbFlags(cmd *cobra.Command) {
 
 // database is an open database and, for the embedded default, its cluster.
 type database struct {
-	DB *sqlx.DB
-	// URL is the connection string DB was opened with (the daemon opens a
-	// dedicated LISTEN connection with it).
-	URL      string
+	DB       *store.DB
 	Embedded bool
 	cluster  *pgcluster.Cluster
 	owned    bool
@@ -56,9 +52,9 @@ func (f *Factory) openDatabase(ctx context.Context, log *slog.Logger, migrate bo
 		d.Close(ctx, false)
 		return nil, err
 	}
-	d.DB, d.URL = db, url
+	d.DB = db
 	if migrate {
-		if err := store.Migrate(ctx, db.DB); err != nil {
+		if err := store.Migrate(ctx, db.DB.DB); err != nil {
 			d.Close(ctx, false)
 			return nil, err
 		}

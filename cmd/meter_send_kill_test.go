@@ -43,7 +43,7 @@ func TestMeterSendSurvivesKill9(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	if err := store.Migrate(ctx, db.DB); err != nil {
+	if err := store.Migrate(ctx, db.DB.DB); err != nil {
 		t.Fatal(err)
 	}
 	m, err := auth.CreateMerchant(ctx, db, "kill")

@@ -12,8 +12,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/jmoiron/sqlx"
-
 	"github.com/tollgatehq/tollgate/client"
 	"github.com/tollgatehq/tollgate/daemon"
 	"github.com/tollgatehq/tollgate/internal/auth"
@@ -25,7 +23,7 @@ import (
 // usageAPI is a real daemon on a fresh database with a test key.
 type usageAPI struct {
 	url, key, dbURL string
-	db              *sqlx.DB
+	db              *store.DB
 	c               *client.Client
 }
 

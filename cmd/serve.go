@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jmoiron/sqlx"
 	"github.com/spf13/cobra"
 	"go.yaml.in/yaml/v3"
 
@@ -57,6 +56,10 @@ func (f *Factory) serveConfig() (daemon.Config, error) {
 	cfg.WebhookCAFile = f.v.GetString("webhook_ca_file")
 	cfg.RateLimits = f.v.GetBool("rate_limits")
 	cfg.ShutdownTimeout = f.v.GetDuration("shutdown_timeout")
+	cfg.EventRetention = f.v.GetDuration("event_retention")
+	if cfg.EventRetention <= 0 {
+		return cfg, usageError("--event-retention must be positive")
+	}
 	cfg.Version = version
 	sched, err := parseSchedule(f.v.GetString("webhook_retry_schedule"))
 	if err != nil {
@@ -116,11 +119,7 @@ func runServe(ctx context.Context, f *Factory) error {
 		return err
 	}
 	defer db.Close(ctx, true)
-	retention := f.v.GetDuration("event_retention")
-	if retention <= 0 {
-		return usageError("--event-retention must be positive")
-	}
-	d, err := daemon.Start(cfg, db.DB, log, daemon.WithDatabaseURL(db.URL), daemon.WithEventRetention(retention))
+	d, err := daemon.Start(cfg, db.DB, log)
 	if err != nil {
 		return err
 	}
@@ -151,7 +150,7 @@ func (f *Factory) bootstrap(ctx context.Context, db *database, apiURL string) er
 		return err
 	}
 	var secret string
-	err = store.Tx(ctx, db.DB, func(tx *sqlx.Tx) error {
+	err = db.DB.InTx(ctx, func(tx *store.Tx) error {
 		m, err := auth.CreateMerchant(ctx, tx, "default")
 		if err != nil {
 			return err

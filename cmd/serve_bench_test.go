@@ -32,7 +32,7 @@ func BenchmarkServeStartup(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if err := store.Migrate(context.Background(), db.DB); err != nil {
+	if err := store.Migrate(context.Background(), db.DB.DB); err != nil {
 		b.Fatal(err)
 	}
 	db.Close()

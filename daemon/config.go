@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/tollgatehq/tollgate/internal/clock"
+	"github.com/tollgatehq/tollgate/internal/events"
 	"github.com/tollgatehq/tollgate/internal/ratelimit"
 	"github.com/tollgatehq/tollgate/internal/tenant"
 )
@@ -32,24 +34,38 @@ type Config struct {
 	// ingestion bodies.
 	MaxBodyBytes      int64
 	MaxBatchBodyBytes int64
+	// DeliveryWorkers bounds the webhook attempts in flight at once; no
+	// endpoint gets more than DeliveriesPerEndpoint of them, so a slow one
+	// cannot hold the rest up.
+	DeliveryWorkers       int
+	DeliveriesPerEndpoint int
+	// EventRetention is how long events, with their deliveries and
+	// attempts, are kept.
+	EventRetention time.Duration
 	// ShutdownTimeout bounds how long in-flight requests may take to finish.
 	ShutdownTimeout time.Duration
 	// Version is reported in logs and the User-Agent of deliveries.
 	Version string
+	// Clock tells the daemon and its jobs the time (nil: the wall clock).
+	Clock clock.Clock
 }
 
 // Defaults returns the configuration `tollgate serve` starts from.
 func Defaults() Config {
 	return Config{
-		Listen:               "127.0.0.1:8080",
-		Environment:          "any",
-		RateLimits:           true,
-		Limits:               ratelimit.DefaultLimits(),
-		WebhookRetrySchedule: []time.Duration{time.Minute, 5 * time.Minute, 30 * time.Minute, 120 * time.Minute},
-		MaxBodyBytes:         1 << 20,
-		MaxBatchBodyBytes:    8 << 20,
-		ShutdownTimeout:      30 * time.Second,
-		Version:              "dev",
+		Listen:                "127.0.0.1:8080",
+		Environment:           "any",
+		RateLimits:            true,
+		Limits:                ratelimit.DefaultLimits(),
+		WebhookRetrySchedule:  []time.Duration{time.Minute, 5 * time.Minute, 30 * time.Minute, 120 * time.Minute},
+		MaxBodyBytes:          1 << 20,
+		MaxBatchBodyBytes:     8 << 20,
+		DeliveryWorkers:       64,
+		DeliveriesPerEndpoint: 8,
+		EventRetention:        events.DefaultRetention,
+		ShutdownTimeout:       30 * time.Second,
+		Version:               "dev",
+		Clock:                 clock.System{},
 	}
 }
 
@@ -88,11 +104,26 @@ func (c *Config) Validate() error {
 	if c.MaxBatchBodyBytes <= 0 {
 		c.MaxBatchBodyBytes = d.MaxBatchBodyBytes
 	}
+	if c.DeliveryWorkers <= 0 {
+		c.DeliveryWorkers = d.DeliveryWorkers
+	}
+	if c.DeliveriesPerEndpoint <= 0 {
+		c.DeliveriesPerEndpoint = d.DeliveriesPerEndpoint
+	}
+	switch {
+	case c.EventRetention == 0:
+		c.EventRetention = d.EventRetention
+	case c.EventRetention < 0:
+		return fmt.Errorf("--event-retention must be positive")
+	}
 	if c.ShutdownTimeout <= 0 {
 		c.ShutdownTimeout = d.ShutdownTimeout
 	}
 	if c.Version == "" {
 		c.Version = d.Version
+	}
+	if c.Clock == nil {
+		c.Clock = d.Clock
 	}
 	return nil
 }

@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jmoiron/sqlx"
-
 	"github.com/tollgatehq/tollgate/client"
 	"github.com/tollgatehq/tollgate/daemon"
 	"github.com/tollgatehq/tollgate/internal/auth"
@@ -61,10 +59,10 @@ func benchHTTPDebits(b *testing.B, accounts int) {
 	ids := make([]string, accounts)
 	now := time.Now()
 	// Accounts are made at the domain level: only the debits are measured.
-	err = store.Tx(ctx, db, func(tx *sqlx.Tx) error {
+	err = db.InTx(ctx, func(tx *store.Tx) error {
 		for i := range ids {
 			ext := fmt.Sprintf("bench-%d", i)
-			g, err := credits.Grant(ctx, tx, scope, credits.GrantInput{Customer: customers.Ref{ExternalID: &ext}, Amount: 1 << 40}, now)
+			g, err := credits.GrantTx(ctx, tx, scope, credits.GrantInput{Customer: customers.Ref{ExternalID: &ext}, Amount: 1 << 40}, now)
 			if err != nil {
 				return err
 			}

@@ -6,6 +6,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/tollgatehq/tollgate/internal/apperr"
+	"github.com/tollgatehq/tollgate/internal/credits"
 	"github.com/tollgatehq/tollgate/internal/fields"
 )
 
@@ -47,7 +48,10 @@ func FuzzCreditInput(f *testing.F) {
 				continue
 			}
 			if debit {
-				in, err := creditDebitInput(o, header)
+				in, err := credits.DecodeDebit(o)
+				if err == nil {
+					in.IdempotencyKey, err = credits.MergeIdempotencyKey(in.IdempotencyKey, header)
+				}
 				check(err)
 				if err == nil {
 					verr := in.Validate()
@@ -58,7 +62,10 @@ func FuzzCreditInput(f *testing.F) {
 				}
 				continue
 			}
-			in, err := creditGrantInput(o, header)
+			in, err := credits.DecodeGrant(o)
+			if err == nil {
+				in.IdempotencyKey, err = credits.MergeIdempotencyKey(in.IdempotencyKey, header)
+			}
 			check(err)
 			if err == nil {
 				verr := in.Validate(now)

@@ -11,13 +11,11 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/jmoiron/sqlx"
-
-	"github.com/tollgatehq/tollgate/internal/credits"
-	"github.com/tollgatehq/tollgate/internal/metering"
+	"github.com/tollgatehq/tollgate/internal/jobs"
+	"github.com/tollgatehq/tollgate/internal/store"
 )
 
-// Daemon is a running HTTP server.
+// Daemon is a running HTTP server and its background jobs.
 type Daemon struct {
 	Server *Server
 	// URL is the address the daemon listens on, e.g. http://127.0.0.1:8080.
@@ -25,29 +23,21 @@ type Daemon struct {
 	Addr net.Addr
 
 	srv        *http.Server
+	runner     *jobs.Runner
 	deliveries *deliverer
-	// stopBackground ends loops that need no draining (the credit sweep).
-	stopBackground context.CancelFunc
-	background     sync.WaitGroup
-	done           chan struct{} // closed when Serve has returned
-	serveErr       error
-	shutOnce       sync.Once
-	shutErr        error
+	stopRecord chan struct{}
+	done       chan struct{} // closed when Serve has returned
+	serveErr   error
+	shutOnce   sync.Once
+	shutErr    error
 }
 
 // Start validates cfg, listens on cfg.Listen and serves in the background
-// until Shutdown, with the webhook delivery workers running alongside. A
-// taken port or an unreadable --webhook-ca-file is one clear error.
-func Start(cfg Config, db *sqlx.DB, log *slog.Logger, opts ...StartOption) (*Daemon, error) {
+// until Shutdown, with the job runner (webhook deliveries, credit expiry,
+// pruning) running alongside. A taken port or an unreadable
+// --webhook-ca-file is one clear error.
+func Start(cfg Config, db *store.DB, log *slog.Logger) (*Daemon, error) {
 	if err := cfg.Validate(); err != nil {
-		return nil, err
-	}
-	var o startOptions
-	for _, opt := range opts {
-		opt(&o)
-	}
-	deliveries, err := newDeliverer(cfg, db, log, o)
-	if err != nil {
 		return nil, err
 	}
 	ln, err := net.Listen("tcp", cfg.Listen)
@@ -63,13 +53,26 @@ func Start(cfg Config, db *sqlx.DB, log *slog.Logger, opts ...StartOption) (*Dae
 		host = "127.0.0.1"
 	}
 	url := "http://" + net.JoinHostPort(host, fmt.Sprint(addr.Port))
-	base := cfg.BaseURL
-	if base == "" {
-		base = url
+	if cfg.BaseURL == "" {
+		cfg.BaseURL = url
 	}
-	s := NewServer(cfg, db, log, trimSlash(base), nil)
+	cfg.BaseURL = trimSlash(cfg.BaseURL)
+	s := NewServer(cfg, db, log, nil)
+	deliveries, err := newDeliverer(cfg, db, log, newDeliveryMetrics(s.metrics.registry, db))
+	if err != nil {
+		ln.Close()
+		return nil, err
+	}
+	runner := jobs.New(db, cfg.Clock, log)
+	for _, j := range append(maintenanceJobs(cfg, db), deliveries.job(runner)) {
+		if err := runner.Add(j); err != nil {
+			ln.Close()
+			return nil, err
+		}
+	}
 	d := &Daemon{
-		Server: s, URL: url, Addr: addr, deliveries: deliveries, done: make(chan struct{}),
+		Server: s, URL: url, Addr: addr, runner: runner, deliveries: deliveries,
+		stopRecord: make(chan struct{}), done: make(chan struct{}),
 		srv: &http.Server{
 			Handler:           s,
 			ReadHeaderTimeout: 10 * time.Second,
@@ -87,44 +90,43 @@ func Start(cfg Config, db *sqlx.DB, log *slog.Logger, opts ...StartOption) (*Dae
 		d.serveErr = err
 		close(d.done)
 	}()
-	deliveries.start()
-	bg, cancel := context.WithCancel(context.Background())
-	d.stopBackground = cancel
-	d.background.Add(1)
-	go func() {
-		defer d.background.Done()
-		// Balances never wait for the sweep (reads leave expired remainders
-		// out); it writes the expiry entries, claiming accounts with SKIP
-		// LOCKED so replicas never write one twice.
-		credits.RunSweeper(bg, db, time.Minute, func(err error) { log.Warn("credit expiry sweep", "err", err) })
-	}()
-	d.background.Add(1)
-	go func() {
-		defer d.background.Done()
-		pruneMeterEventKeys(bg, db, log)
-	}()
+	go deliveries.record(d.stopRecord)
+	runner.Start()
 	return d, nil
 }
 
-// Shutdown stops accepting connections and claiming deliveries, and waits
-// for in-flight requests and delivery attempts to finish, up to ctx's
-// deadline (attempts cut short are sent again by the next daemon).
+// Jobs is the daemon's job runner (tests drain its jobs on demand).
+func (d *Daemon) Jobs() *jobs.Runner { return d.runner }
+
+// Shutdown stops accepting connections and claiming work, and waits for
+// in-flight requests, jobs and webhook attempts to finish (and the attempts
+// to be recorded), up to ctx's deadline; work cut short is claimed again by
+// the next daemon.
 func (d *Daemon) Shutdown(ctx context.Context) error {
 	d.shutOnce.Do(func() { d.shutErr = d.shutdown(ctx) })
 	return d.shutErr
 }
 
 func (d *Daemon) shutdown(ctx context.Context) error {
-	d.stopBackground()
-	defer d.background.Wait()
 	err := d.srv.Shutdown(ctx)
 	<-d.done
 	if err == nil {
 		err = d.serveErr
 	}
-	if derr := d.deliveries.shutdown(ctx); err == nil {
-		err = derr
+	if jerr := d.runner.Stop(ctx); err == nil {
+		err = jerr
 	}
+	close(d.stopRecord)
+	select {
+	case <-d.deliveries.recorded:
+	case <-ctx.Done():
+		d.deliveries.cancelSend()
+		<-d.deliveries.recorded
+		if err == nil {
+			err = fmt.Errorf("webhook deliveries: %w", ctx.Err())
+		}
+	}
+	d.deliveries.cancelSend()
 	return err
 }
 
@@ -140,26 +142,4 @@ func trimSlash(s string) string {
 		s = s[:len(s)-1]
 	}
 	return s
-}
-
-// pruneMeterEventKeys drops meter-event idempotency keys once they are past
-// the 35 days they are promised for, an hour after start and then daily
-// (the delete scans the key table, so it runs rarely; replicas running it
-// at once delete the same rows harmlessly).
-func pruneMeterEventKeys(ctx context.Context, db *sqlx.DB, log *slog.Logger) {
-	wait := time.Hour
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(wait):
-		}
-		wait = 24 * time.Hour
-		n, err := metering.PruneKeys(ctx, db, time.Now().Add(-metering.MaxAge-time.Hour))
-		if err != nil && ctx.Err() == nil {
-			log.Warn("pruning meter event idempotency keys", "err", err)
-			continue
-		}
-		log.Info("pruned meter event idempotency keys", "deleted", n)
-	}
 }

@@ -5,6 +5,8 @@ import (
 
 	"github.com/tollgatehq/tollgate/internal/apperr"
 	"github.com/tollgatehq/tollgate/internal/fields"
+	"github.com/tollgatehq/tollgate/internal/invoices"
+	"github.com/tollgatehq/tollgate/internal/metering"
 )
 
 // FuzzCreateRequests decodes and validates arbitrary bodies as the invoice
@@ -30,13 +32,13 @@ func FuzzCreateRequests(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte) {
 		if o, err := fields.Decode(body); err != nil {
 			ok(t, err)
-		} else if in, err := invoiceInput(o); err != nil {
+		} else if in, err := invoices.Decode(o); err != nil {
 			ok(t, err)
 		} else {
 			ok(t, in.Validate())
 		}
 		if o, err := fields.Decode(body); err == nil {
-			if in, err := meterInput(o); err != nil {
+			if in, err := metering.Decode(o); err != nil {
 				ok(t, err)
 			} else {
 				ok(t, in.Validate())

@@ -2,348 +2,284 @@ package daemon
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"sync"
 	"time"
 
-	"github.com/jmoiron/sqlx"
-	"github.com/lib/pq"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/tollgatehq/tollgate/internal/events"
+	"github.com/tollgatehq/tollgate/internal/jobs"
 	"github.com/tollgatehq/tollgate/internal/ssrf"
+	"github.com/tollgatehq/tollgate/internal/store"
 	"github.com/tollgatehq/tollgate/internal/webhooks"
 )
 
-// This file is the webhook delivery worker pool. Deliveries are rows (made
-// by events.Emit in the event's transaction); a worker claims a batch of due
-// rows with FOR UPDATE SKIP LOCKED inside a transaction, sends the attempts,
-// records them and commits. Holding the row locks for the requests means no
-// other worker, here or in another replica, can send the same attempt, and a
-// process killed mid-request loses nothing: its transaction dies with its
-// connection and the row is claimed again (at-least-once delivery).
-//
-// Workers sleep until woken: by a NOTIFY on events.DeliveryChannel (a
-// dedicated LISTEN connection, when the database URL is known), by the
-// scheduler when the earliest pending retry falls due, or by the poll that
-// bounds how long a missed wake-up can delay work.
-
-// StartOption adjusts what Start runs beyond Config.
-type StartOption func(*startOptions)
-
-type startOptions struct {
-	databaseURL string
-	workers     int
-	poll        time.Duration
-	retention   time.Duration
-}
-
-// WithEventRetention sets how long events (with their deliveries and
-// attempts) are kept; the default is events.DefaultRetention, 30 days.
-func WithEventRetention(d time.Duration) StartOption {
-	return func(o *startOptions) { o.retention = d }
-}
-
-// WithDatabaseURL gives the daemon the database's connection string for a
-// dedicated LISTEN connection, so new deliveries leave within milliseconds.
-// Without it, delivery workers poll every second.
-func WithDatabaseURL(url string) StartOption {
-	return func(o *startOptions) { o.databaseURL = url }
-}
-
-// WithDeliveryWorkers sets how many delivery workers run (default 4), each
-// sending a batch of up to 16 deliveries at once and holding one database
-// connection of the pool while it does.
-func WithDeliveryWorkers(n int) StartOption {
-	return func(o *startOptions) { o.workers = n }
-}
+// This file is the webhook delivery job. Its step claims due deliveries
+// (leases: see package webhooks) as far as there is room, hands each to a
+// sender goroutine, and returns; each attempt is recorded as soon as its
+// answer comes, by the recorder, which commits the answers that arrive
+// together in one transaction. So a slow or dead endpoint costs only its own
+// deliveries: it holds at most perEndpoint senders, and nothing waits for it.
 
 // Delivery tuning.
 const (
-	defaultWorkers  = 4
-	batchSize       = 16
+	jobDeliveries   = "webhook-deliveries"
 	deliveryTimeout = 10 * time.Second
-	// pollListening bounds the wait for work missed by notifications (e.g.
-	// a retry scheduled by a replica that then died); pollAlone is the
-	// interval without a LISTEN connection.
-	pollListening = 5 * time.Second
-	pollAlone     = time.Second
+	// deliveryLease is how long a claimed attempt is reserved: past the
+	// timeout, so only a dead worker's attempt is ever claimed again (it is
+	// then recorded as interrupted and the next attempt made).
+	deliveryLease = deliveryTimeout + 5*time.Second
+	// deliveryPoll bounds the wait for work missed by wake-ups (a retry
+	// scheduled by a replica that then died, say).
+	deliveryPoll = 5 * time.Second
 	// drainBody is how much of a response is read past what is recorded,
 	// so the connection can be reused.
 	drainBody = 64 << 10
-	// pruneEvery is how often old events are deleted, in batches of
-	// pruneBatch; the first run is pruneDelay after start.
-	pruneEvery = time.Hour
-	pruneDelay = time.Minute
-	pruneBatch = 1000
+	// recordBatch bounds the answers one recording transaction commits.
+	recordBatch = 64
 )
 
-// deliverer runs the workers, the scheduler and the listener.
+// deliverer sends webhook attempts and records them.
 type deliverer struct {
-	db        *sqlx.DB
-	log       *slog.Logger
-	client    *http.Client
-	schedule  []time.Duration
-	userAgent string
-	insecure  bool
-	workers   int
-	batch     int
-	poll      time.Duration
-	dsn       string
-	retention time.Duration
-	listener  *pq.Listener
-
-	wake    chan struct{} // one token wakes one idle worker
-	resched chan struct{} // asks the scheduler to look again
-	stop    chan struct{} // closed on shutdown: claim nothing more
-	// sendCtx governs in-flight attempts; cancelled only when shutdown runs
-	// out of time (the attempt is then not recorded and is sent again).
+	db          *store.DB
+	log         *slog.Logger
+	client      *http.Client
+	schedule    []time.Duration
+	userAgent   string
+	insecure    bool
+	perEndpoint int
+	kick        func() // wakes the claiming step
+	metrics     *deliveryMetrics
+	// sendCtx governs attempts in flight; cancelled only when shutdown runs
+	// out of time (the attempt is then claimed again after its lease).
 	sendCtx    context.Context
 	cancelSend context.CancelFunc
-	wg         sync.WaitGroup
+
+	slots    chan struct{} // one token per attempt in flight
+	mu       sync.Mutex
+	inflight map[string]int // endpoint id → attempts in flight
+	records  chan answer
+	sending  sync.WaitGroup
+	recorded chan struct{} // closed when the recorder has stopped
+	failLog  *rateLog
 }
 
-func newDeliverer(cfg Config, db *sqlx.DB, log *slog.Logger, o startOptions) (*deliverer, error) {
-	if o.workers <= 0 {
-		o.workers = defaultWorkers
-	}
+// answer is an attempt's outcome on its way to the recorder.
+type answer struct {
+	job webhooks.Job
+	res webhooks.Result
+}
+
+func newDeliverer(cfg Config, db *store.DB, log *slog.Logger, m *deliveryMetrics) (*deliverer, error) {
 	client, err := ssrf.NewClient(ssrf.Options{
 		AllowPrivate: cfg.AllowInsecureWebhooks, CAFile: cfg.WebhookCAFile,
-		Timeout: deliveryTimeout, MaxConnsPerHost: o.workers * batchSize,
+		Timeout: deliveryTimeout, MaxConnsPerHost: cfg.DeliveriesPerEndpoint,
 	})
 	if err != nil {
 		return nil, err
 	}
-	d := &deliverer{
-		db: db, log: log.With("component", "webhooks"), client: client, schedule: cfg.WebhookRetrySchedule,
-		userAgent: "tollgate-webhooks/" + cfg.Version, insecure: cfg.AllowInsecureWebhooks,
-		workers: o.workers, batch: batchSize, poll: o.poll, retention: o.retention,
-		wake: make(chan struct{}, o.workers), resched: make(chan struct{}, 1), stop: make(chan struct{}),
-	}
-	if d.retention <= 0 {
-		d.retention = events.DefaultRetention
-	}
-	if d.poll <= 0 {
-		d.poll = pollAlone
-		if o.databaseURL != "" {
-			d.poll = pollListening
-		}
-	}
-	d.dsn = o.databaseURL
-	d.sendCtx, d.cancelSend = context.WithCancel(context.Background())
-	return d, nil
+	log = log.With("component", "webhooks")
+	sendCtx, cancelSend := context.WithCancel(context.Background())
+	return &deliverer{
+		sendCtx: sendCtx, cancelSend: cancelSend,
+		db: db, log: log, client: client, schedule: cfg.WebhookRetrySchedule,
+		userAgent: "tollgate-webhooks/" + cfg.Version, insecure: cfg.AllowInsecureWebhooks, perEndpoint: cfg.DeliveriesPerEndpoint,
+		metrics: m, slots: make(chan struct{}, cfg.DeliveryWorkers), inflight: map[string]int{},
+		records: make(chan answer, cfg.DeliveryWorkers), recorded: make(chan struct{}), failLog: newRateLog(log, time.Second),
+	}, nil
 }
 
-// start launches the goroutines.
-func (d *deliverer) start() {
-	if d.dsn != "" {
-		d.listener = pq.NewListener(d.dsn, 100*time.Millisecond, 5*time.Second, func(ev pq.ListenerEventType, err error) {
-			if err != nil && !d.stopping() {
-				d.log.Warn("delivery wake-up connection", "event", ev, "error", err)
-			}
-		})
-		d.wg.Add(2)
-		go func() {
-			defer d.wg.Done()
-			// Listen blocks until connected; the listener reconnects by
-			// itself and re-listens.
-			if err := d.listener.Listen(events.DeliveryChannel); err != nil && !d.stopping() {
-				d.log.Error("cannot LISTEN for deliveries; polling instead", "error", err)
-			}
-		}()
-		go func() {
-			defer d.wg.Done()
-			for n := range d.listener.NotificationChannel() {
-				if n == nil { // reconnected: notifications may have been missed
-					d.reschedule()
-				}
-				d.kick()
-			}
-		}()
-	}
-	d.wg.Add(2 + d.workers)
-	go func() { defer d.wg.Done(); d.scheduler() }()
-	go func() { defer d.wg.Done(); d.pruner() }()
-	for range d.workers {
-		go func() { defer d.wg.Done(); d.worker() }()
+// job is the delivery job for the runner.
+func (d *deliverer) job(r *jobs.Runner) jobs.Job {
+	d.kick = func() { r.Kick(jobDeliveries) }
+	return jobs.Job{
+		Name: jobDeliveries, Run: d.claim, Every: deliveryPoll, Wake: events.DeliveryChannel,
+		Next: func(ctx context.Context, _ time.Time) (time.Time, bool, error) { return webhooks.NextDue(ctx, d.db) },
 	}
 }
 
-// shutdown stops claiming, lets in-flight attempts finish until ctx is done
-// (then cancels them), and closes the listener.
-func (d *deliverer) shutdown(ctx context.Context) error {
-	close(d.stop)
-	if d.listener != nil {
-		_ = d.listener.Close() // ends the notification loop
+// claim leases as many due deliveries as there is room for and starts
+// their senders; more is true when it filled the room (more may be due).
+func (d *deliverer) claim(ctx context.Context, _ time.Time) (more bool, err error) {
+	room := cap(d.slots) - len(d.slots)
+	if room == 0 {
+		return false, nil // a finishing sender kicks the job
 	}
-	done := make(chan struct{})
-	go func() { d.wg.Wait(); close(done) }()
-	select {
-	case <-done:
-		d.cancelSend()
-		return nil
-	case <-ctx.Done():
-		d.cancelSend()
-		<-done
-		return fmt.Errorf("webhook deliveries: %w", ctx.Err())
+	d.mu.Lock()
+	inflight := make(map[string]int, len(d.inflight))
+	for ep, n := range d.inflight {
+		inflight[ep] = n
 	}
-}
-
-func (d *deliverer) stopping() bool {
-	select {
-	case <-d.stop:
-		return true
-	default:
-		return false
-	}
-}
-
-// kick wakes one idle worker (a no-op when every worker already has a
-// token).
-func (d *deliverer) kick() {
-	select {
-	case d.wake <- struct{}{}:
-	default:
-	}
-}
-
-func (d *deliverer) reschedule() {
-	select {
-	case d.resched <- struct{}{}:
-	default:
-	}
-}
-
-// scheduler wakes a worker whenever it runs, then sleeps until the earliest
-// future retry, the poll interval, or a request to look again.
-func (d *deliverer) scheduler() {
-	for {
-		d.kick()
-		wait := d.poll
-		ctx, cancel := context.WithTimeout(d.sendCtx, 5*time.Second)
-		at, ok, err := webhooks.NextDue(ctx, d.db)
-		cancel()
-		if err != nil && !d.stopping() {
-			d.log.Debug("next due delivery", "error", err)
-		}
-		if ok {
-			wait = min(wait, time.Until(at))
-		}
-		timer := time.NewTimer(max(wait, time.Millisecond))
-		select {
-		case <-d.stop:
-			timer.Stop()
-			return
-		case <-d.resched:
-		case <-timer.C:
-		}
-		timer.Stop()
-	}
-}
-
-// pruner deletes events older than the retention period, hourly.
-func (d *deliverer) pruner() {
-	timer := time.NewTimer(pruneDelay)
-	defer timer.Stop()
-	for {
-		select {
-		case <-d.stop:
-			return
-		case <-timer.C:
-		}
-		for !d.stopping() {
-			n, err := events.Prune(d.sendCtx, d.db, d.retention, pruneBatch)
-			if err != nil {
-				d.log.Warn("pruning old events", "error", err)
-				break
-			}
-			if n > 0 {
-				d.log.Info("pruned old events", "count", n, "retention", d.retention)
-			}
-			if n < pruneBatch {
-				break
-			}
-		}
-		timer.Reset(pruneEvery)
-	}
-}
-
-// worker delivers while deliveries are due, then waits to be woken.
-func (d *deliverer) worker() {
-	backoff := 100 * time.Millisecond
-	for !d.stopping() {
-		claimed, err := d.deliverBatch()
-		if err != nil {
-			if d.stopping() {
-				return
-			}
-			d.log.Warn("webhook delivery", "error", err, "retry_in", backoff)
-			select {
-			case <-d.stop:
-				return
-			case <-time.After(backoff):
-			}
-			backoff = min(2*backoff, 5*time.Second)
-			continue
-		}
-		backoff = 100 * time.Millisecond
-		if claimed {
-			continue
-		}
-		select {
-		case <-d.stop:
-			return
-		case <-d.wake:
-		}
-	}
-}
-
-// deliverBatch claims up to batchSize due deliveries, sends their attempts
-// concurrently and records them, in one transaction; claimed is false when
-// nothing was due. Batches keep workers few, so they do not contend for the
-// head of the queue, and share one claim and one commit among many
-// deliveries; the cost is that an attempt is recorded only when the slowest
-// of its batch has answered (at most the 10 s timeout).
-func (d *deliverer) deliverBatch() (claimed bool, err error) {
-	ctx := d.sendCtx
-	tx, err := d.db.BeginTxx(ctx, nil)
+	d.mu.Unlock()
+	claimed, err := webhooks.Claim(ctx, d.db, room, d.perEndpoint, inflight, deliveryLease)
 	if err != nil {
 		return false, err
 	}
-	defer tx.Rollback() //nolint:errcheck // a no-op after Commit
-	jobs, err := webhooks.Claim(ctx, tx, d.batch)
-	if err != nil || len(jobs) == 0 {
-		return false, err
+	for _, job := range claimed {
+		d.slots <- struct{}{}
+		d.mu.Lock()
+		d.inflight[job.EndpointID]++
+		d.mu.Unlock()
+		d.sending.Add(1)
+		go d.attempt(job)
 	}
-	d.kick() // more may be due: let another worker look while this one sends
-	// Mark the transaction as one that emits no events, so tails of the
-	// event feed need not wait for it (see events.ListAfter).
-	if _, err := tx.ExecContext(ctx, `SELECT set_config('application_name', $1, true)`, events.WorkerApplicationName); err != nil {
-		return true, err
+	return len(claimed) == room, nil
+}
+
+// attempt sends one claimed attempt and hands the answer to the recorder.
+func (d *deliverer) attempt(job webhooks.Job) {
+	defer d.sending.Done()
+	var res webhooks.Result
+	if job.Exhausted(d.schedule) {
+		res.NotSent = true
+	} else {
+		res = d.send(d.sendCtx, job)
 	}
-	results := make([]webhooks.Result, len(jobs))
-	var wg sync.WaitGroup
-	for i, job := range jobs {
-		wg.Go(func() { results[i] = d.send(ctx, job) })
+	d.records <- answer{job: job, res: res}
+}
+
+// release frees the slot of a recorded attempt. An attempt holds its slot
+// (and its endpoint's share) until it is on record, so the next claim sees
+// the delivery's new state.
+func (d *deliverer) release(job webhooks.Job) {
+	d.mu.Lock()
+	if d.inflight[job.EndpointID]--; d.inflight[job.EndpointID] <= 0 {
+		delete(d.inflight, job.EndpointID)
 	}
-	wg.Wait()
-	retry := false
-	for i, job := range jobs {
-		status, err := webhooks.Record(ctx, tx, job, results[i], d.schedule)
-		if err != nil {
-			// The receivers may have the attempts; they will be sent again.
-			return true, fmt.Errorf("recording attempt %d of %s: %w", job.Attempt(), job.ID, err)
+	d.mu.Unlock()
+	<-d.slots
+}
+
+// record runs until stop is closed and the senders are done, committing
+// the answers that arrive together in one transaction.
+func (d *deliverer) record(stop <-chan struct{}) {
+	defer close(d.recorded)
+	for {
+		var batch []answer
+		select {
+		case a, ok := <-d.records:
+			if !ok {
+				return
+			}
+			batch = append(batch, a)
+		case <-stop:
+			// Senders still in flight finish (or are cancelled) and send
+			// their answers; closing records after them ends the loop.
+			go func() { d.sending.Wait(); close(d.records) }()
+			stop = nil
+			continue
 		}
-		retry = retry || status == webhooks.StatusPending
-		d.log.Debug("webhook attempt", "delivery", job.ID, "event", job.EventID, "attempt", job.Attempt(),
-			"status", results[i].Status, "error", results[i].Err, "latency", results[i].Latency, "now", status)
+	fill:
+		for len(batch) < recordBatch {
+			select {
+			case a, ok := <-d.records:
+				if !ok {
+					break fill
+				}
+				batch = append(batch, a)
+			default:
+				break fill
+			}
+		}
+		d.commit(batch)
 	}
-	if err := tx.Commit(); err != nil {
-		return true, fmt.Errorf("recording %d attempts: %w", len(jobs), err)
+}
+
+// commit records a batch of answers, retrying while the database is away:
+// an answered attempt must be on record before the next is made (until the
+// lease expires, nobody makes it).
+func (d *deliverer) commit(batch []answer) {
+	backoff := 100 * time.Millisecond
+	for attempt := 0; ; attempt++ {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		err := d.db.InTx(ctx, func(tx *store.Tx) error {
+			for _, a := range batch {
+				if _, err := webhooks.Record(ctx, tx, a.job, a.res, d.schedule); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		cancel()
+		if err == nil {
+			for _, a := range batch {
+				d.observe(a)
+				d.release(a.job)
+			}
+			// Room was freed, and a retry may now be the earliest due.
+			d.kick()
+			return
+		}
+		if attempt >= 8 {
+			d.log.Error("could not record webhook attempts; they will be claimed again when their lease expires", "attempts", len(batch), "error", err)
+			for _, a := range batch {
+				d.release(a.job)
+			}
+			d.kick()
+			return
+		}
+		d.log.Warn("recording webhook attempts", "error", err, "retry_in", backoff)
+		time.Sleep(backoff)
+		backoff = min(2*backoff, 5*time.Second)
 	}
-	if retry {
-		d.reschedule()
+}
+
+// observe logs a failed attempt (rate-limited) and counts every attempt.
+func (d *deliverer) observe(a answer) {
+	outcome := "succeeded"
+	switch {
+	case a.res.NotSent:
+		outcome = "exhausted"
+	case a.res.Err != "":
+		outcome = "error"
+	case !a.res.OK():
+		outcome = "non_2xx"
 	}
-	return true, nil
+	d.metrics.attempts.WithLabelValues(outcome).Inc()
+	if outcome == "succeeded" {
+		return
+	}
+	reason := a.res.Err
+	if reason == "" && !a.res.NotSent {
+		reason = "HTTP " + http.StatusText(a.res.Status)
+	}
+	d.failLog.warn("webhook attempt failed", "delivery", a.job.ID, "endpoint", a.job.EndpointID, "url", a.job.URL,
+		"attempt", a.job.Attempt, "status", a.res.Status, "reason", truncate(reason, 200))
+}
+
+// deliveryMetrics are the delivery queue's Prometheus series.
+type deliveryMetrics struct {
+	attempts *prometheus.CounterVec
+}
+
+func newDeliveryMetrics(reg *prometheus.Registry, db *store.DB) *deliveryMetrics {
+	m := &deliveryMetrics{attempts: prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "tollgate_webhook_attempts_total", Help: "Webhook delivery attempts by outcome (succeeded, non_2xx, error, exhausted).",
+	}, []string{"outcome"})}
+	reg.MustRegister(m.attempts, queueCollector{db: db,
+		pending: prometheus.NewDesc("tollgate_webhook_deliveries_pending", "Webhook deliveries waiting to be attempted (due or scheduled).", nil, nil),
+		oldest:  prometheus.NewDesc("tollgate_webhook_oldest_due_seconds", "How long the oldest due webhook delivery has waited.", nil, nil),
+	})
+	return m
+}
+
+// queueCollector reads the queue's depth and oldest due age at scrape time.
+type queueCollector struct {
+	db              *store.DB
+	pending, oldest *prometheus.Desc
+}
+
+func (c queueCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.pending; ch <- c.oldest }
+
+func (c queueCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	st, err := webhooks.QueueStats(ctx, c.db)
+	if err != nil {
+		return
+	}
+	ch <- prometheus.MustNewConstMetric(c.pending, prometheus.GaugeValue, float64(st.Pending))
+	ch <- prometheus.MustNewConstMetric(c.oldest, prometheus.GaugeValue, st.OldestDueAge.Seconds())
 }

@@ -11,8 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jmoiron/sqlx"
-
 	"github.com/tollgatehq/tollgate/daemon"
 	"github.com/tollgatehq/tollgate/internal/auth"
 	"github.com/tollgatehq/tollgate/internal/events"
@@ -33,7 +31,7 @@ import (
 
 // benchSetup starts a listening daemon over a fresh database with one
 // endpoint at the receiver and returns the database and scope.
-func benchSetup(b *testing.B, rc *receiver) (*sqlx.DB, tenant.Scope) {
+func benchSetup(b *testing.B, rc *receiver) (*store.DB, tenant.Scope) {
 	b.Helper()
 	url := testdb.New(b)
 	db, err := store.Open(context.Background(), url)
@@ -106,9 +104,9 @@ func BenchmarkDeliveryThroughput(b *testing.B) {
 			for w := range emitters {
 				wg.Go(func() {
 					for i := w * perTx; i < b.N; i += emitters * perTx {
-						err := store.Tx(context.Background(), db, func(tx *sqlx.Tx) error {
+						err := db.InTx(context.Background(), func(tx *store.Tx) error {
 							for j := i; j < min(i+perTx, b.N); j++ {
-								if _, err := events.Emit(context.Background(), tx, s, "invoice.paid", map[string]any{"n": j}); err != nil {
+								if _, err := events.Emit(context.Background(), tx, s, "invoice.paid", time.Now(), map[string]any{"n": j}); err != nil {
 									return err
 								}
 							}

@@ -23,8 +23,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jmoiron/sqlx"
-
 	"github.com/tollgatehq/tollgate/daemon"
 	"github.com/tollgatehq/tollgate/internal/events"
 	"github.com/tollgatehq/tollgate/internal/store"
@@ -65,14 +63,14 @@ func setupListeningURL(t *testing.T, opts ...func(*daemon.Config)) (*bundle, str
 
 // startDaemon starts a daemon over db (whose URL is url) on :0 and stops it
 // in t.Cleanup.
-func startDaemon(t testing.TB, db *sqlx.DB, url string, opts ...func(*daemon.Config)) *daemon.Daemon {
+func startDaemon(t testing.TB, db *store.DB, url string, opts ...func(*daemon.Config)) *daemon.Daemon {
 	t.Helper()
 	cfg := daemon.Defaults()
 	cfg.Listen = "127.0.0.1:0"
 	for _, o := range opts {
 		o(&cfg)
 	}
-	d, err := daemon.Start(cfg, db, slog.New(slog.NewTextHandler(io.Discard, nil)), daemon.WithDatabaseURL(url))
+	d, err := daemon.Start(cfg, db, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,12 +161,12 @@ func (b *bundle) endpoint(merchantID, url string, types ...string) webhooks.Endp
 }
 
 // emit records an event in its own transaction, as a domain change would.
-func emit(t testing.TB, db *sqlx.DB, s tenant.Scope, typ string, data any) events.Event {
+func emit(t testing.TB, db *store.DB, s tenant.Scope, typ string, data any) events.Event {
 	t.Helper()
 	var ev events.Event
-	err := store.Tx(context.Background(), db, func(tx *sqlx.Tx) error {
+	err := db.InTx(context.Background(), func(tx *store.Tx) error {
 		var err error
-		ev, err = events.Emit(context.Background(), tx, s, typ, data)
+		ev, err = events.Emit(context.Background(), tx, s, typ, time.Now(), data)
 		return err
 	})
 	if err != nil {
@@ -178,7 +176,7 @@ func emit(t testing.TB, db *sqlx.DB, s tenant.Scope, typ string, data any) event
 }
 
 // deliveriesOf returns the deliveries of event eventID.
-func deliveriesOf(t testing.TB, db *sqlx.DB, eventID string) []webhooks.Delivery {
+func deliveriesOf(t testing.TB, db *store.DB, eventID string) []webhooks.Delivery {
 	t.Helper()
 	ds, err := webhooks.ListDeliveries(context.Background(), db, webhooks.Filter{EventID: eventID})
 	if err != nil {
@@ -189,7 +187,7 @@ func deliveriesOf(t testing.TB, db *sqlx.DB, eventID string) []webhooks.Delivery
 
 // settled waits until every delivery of eventID is succeeded or failed and
 // returns them.
-func settled(t testing.TB, db *sqlx.DB, eventID string, limit time.Duration) []webhooks.Delivery {
+func settled(t testing.TB, db *store.DB, eventID string, limit time.Duration) []webhooks.Delivery {
 	t.Helper()
 	deadline := time.Now().Add(limit)
 	for {
@@ -208,7 +206,7 @@ func settled(t testing.TB, db *sqlx.DB, eventID string, limit time.Duration) []w
 	}
 }
 
-func attemptsOf(t testing.TB, db *sqlx.DB, deliveryID string) []webhooks.Attempt {
+func attemptsOf(t testing.TB, db *store.DB, deliveryID string) []webhooks.Attempt {
 	t.Helper()
 	_, as, err := webhooks.GetDelivery(context.Background(), db, deliveryID)
 	if err != nil {

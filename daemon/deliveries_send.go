@@ -26,7 +26,7 @@ const (
 // deliveryBody is the JSON a delivery carries: the event exactly as
 // GET /v1/events shows it.
 func deliveryBody(job webhooks.Job) ([]byte, error) {
-	return json.Marshal(eventToJSON(job.Event))
+	return json.Marshal(job.Event.Wire())
 }
 
 // send makes one attempt of job and reports what happened; it never fails,
@@ -63,7 +63,7 @@ func (d *deliverer) send(ctx context.Context, job webhooks.Job) webhooks.Result 
 	req.Header.Set(headerEventType, job.Event.Type)
 	req.Header.Set(headerEventID, job.Event.ID)
 	req.Header.Set(headerDeliveryID, job.ID)
-	req.Header.Set(headerDeliveryAttempt, strconv.Itoa(job.Attempt()))
+	req.Header.Set(headerDeliveryAttempt, strconv.Itoa(job.Attempt))
 	resp, err := d.client.Do(req)
 	if err != nil {
 		return fail(err.Error())

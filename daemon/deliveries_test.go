@@ -9,8 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jmoiron/sqlx"
-
 	"github.com/tollgatehq/tollgate/client/webhook"
 	"github.com/tollgatehq/tollgate/daemon"
 	"github.com/tollgatehq/tollgate/internal/events"
@@ -314,9 +312,9 @@ func TestDeliveryRouting(t *testing.T) {
 	// A delivery pending for an endpoint disabled since stays pending, and
 	// fails when the endpoint is removed.
 	var held events.Event
-	err = store.Tx(ctx, b.db, func(tx *sqlx.Tx) error {
+	err = b.db.InTx(ctx, func(tx *store.Tx) error {
 		var err error
-		if held, err = events.Emit(ctx, tx, s, "credit.granted", map[string]any{}); err != nil {
+		if held, err = events.Emit(ctx, tx, s, "credit.granted", time.Now(), map[string]any{}); err != nil {
 			return err
 		}
 		return webhooks.SetEnabled(ctx, tx, all.ID, false)
@@ -391,7 +389,7 @@ func TestEventRetention(t *testing.T) {
 	if _, err := b.db.Exec(`UPDATE events SET created_at = now() - interval '31 days' WHERE id = $1`, old.ID); err != nil {
 		t.Fatal(err)
 	}
-	n, err := events.Prune(context.Background(), b.db, events.DefaultRetention, 1000)
+	n, err := events.Prune(context.Background(), b.db, events.DefaultRetention, 1000, time.Now())
 	if err != nil || n != 1 {
 		t.Fatalf("pruned %d: %v", n, err)
 	}

@@ -17,9 +17,9 @@ import (
 func (s *Server) listEvents(w http.ResponseWriter, r *http.Request, p auth.Principal) error {
 	q := r.URL.Query()
 	if !q.Has("after") {
-		return list(func(r *http.Request, p auth.Principal, params page.Params) (page.Result[events.Event], error) {
+		return list(w, r, func(params page.Params) (page.Result[events.Event], error) {
 			return events.List(r.Context(), s.db, p.Scope, params)
-		}, eventToJSON)(w, r, p)
+		}, events.Event.Wire)
 	}
 	if q.Has("before") {
 		return apperr.Field("after", "cannot be combined with before")
@@ -36,6 +36,6 @@ func (s *Server) listEvents(w http.ResponseWriter, r *http.Request, p auth.Princ
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, toList(res, eventToJSON))
+	writeJSON(w, http.StatusOK, toList(res, events.Event.Wire))
 	return nil
 }

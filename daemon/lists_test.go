@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jmoiron/sqlx"
-
 	"github.com/tollgatehq/tollgate/client"
 	"github.com/tollgatehq/tollgate/daemon"
 	"github.com/tollgatehq/tollgate/internal/invoices"
@@ -30,9 +28,10 @@ func TestPaginationWithTies(t *testing.T) {
 	ctx := context.Background()
 	scope := tenant.Scope{MerchantID: m, Mode: tenant.Test}
 	const n = 57
-	err := store.Tx(ctx, b.db, func(tx *sqlx.Tx) error {
+	now := time.Now()
+	err := b.db.InTx(ctx, func(tx *store.Tx) error {
 		for i := range n {
-			if _, err := invoices.Create(ctx, tx, scope, invoices.Input{Amount: money.Amount(i + 1), Description: strconv.Itoa(i)}); err != nil {
+			if _, err := invoices.Create(ctx, tx, scope, invoices.Input{Amount: money.Amount(i + 1), Description: strconv.Itoa(i)}, now); err != nil {
 				return err
 			}
 		}

@@ -11,8 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jmoiron/sqlx"
-
 	"github.com/tollgatehq/tollgate/client"
 	"github.com/tollgatehq/tollgate/daemon"
 	"github.com/tollgatehq/tollgate/internal/auth"
@@ -28,7 +26,7 @@ func TestMain(m *testing.M) { testdb.Main(m) }
 // database, and helpers to make merchants, keys and clients.
 type bundle struct {
 	t   testing.TB
-	db  *sqlx.DB
+	db  *store.DB
 	d   *daemon.Daemon
 	url string
 }
@@ -129,7 +127,7 @@ func apiErr(t *testing.T, err error, status int, code string) *client.Error {
 // privateCluster starts a migrated PostgreSQL cluster of the test's own, for
 // tests that stop and restart the database under a running daemon. It
 // returns the cluster, its URL and an open pool.
-func privateCluster(t *testing.T) (*pgcluster.Cluster, string, *sqlx.DB) {
+func privateCluster(t *testing.T) (*pgcluster.Cluster, string, *store.DB) {
 	t.Helper()
 	ctx := context.Background()
 	dir, err := os.MkdirTemp("", "tgpc") // short: the socket path is limited
@@ -149,7 +147,7 @@ func privateCluster(t *testing.T) (*pgcluster.Cluster, string, *sqlx.DB) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	if err := store.Migrate(ctx, db.DB); err != nil {
+	if err := store.Migrate(ctx, db.DB.DB); err != nil {
 		t.Fatal(err)
 	}
 	return cl, url, db

@@ -27,10 +27,10 @@ func TestPruneMeterEventKeys(t *testing.T) {
 	if _, err := b.db.Exec(`UPDATE meter_event_keys SET created_at = now() - interval '40 days' WHERE idempotency_key = 'old'`); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := metering.PruneKeys(ctx, b.db, time.Now().Add(-24*time.Hour)); err == nil {
+	if _, err := metering.PruneKeys(ctx, b.db, time.Now().Add(-24*time.Hour), time.Now()); err == nil {
 		t.Fatal("a cutoff inside the 35 days was accepted")
 	}
-	n, err := metering.PruneKeys(ctx, b.db, time.Now().Add(-metering.MaxAge-time.Hour))
+	n, err := metering.PruneKeys(ctx, b.db, time.Now().Add(-metering.MaxAge-time.Hour), time.Now())
 	if err != nil || n != 1 {
 		t.Fatalf("pruned %d (%v), want 1", n, err)
 	}

@@ -25,7 +25,11 @@ func FuzzDecodeMeterEvents(f *testing.F) {
 	f.Add([]byte(`{"events":[{"event_name":"a"}]}`), "hdr")
 	now := time.Now()
 	f.Fuzz(func(t *testing.T, body []byte, header string) {
-		ins, errs, batch, err := decodeMeterEvents(body, header)
+		req, err := metering.DecodeRequest(body)
+		if err == nil {
+			err = applyIdempotencyHeader(&req, header)
+		}
+		ins, errs, batch := req.Events, req.Errs, req.Batch
 		if err != nil {
 			if _, ok := apperr.As(err); !ok {
 				t.Fatalf("non-API error %T %v", err, err)

@@ -9,11 +9,11 @@ import (
 
 	"github.com/felixge/httpsnoop"
 	"github.com/gorilla/handlers"
-	"github.com/jmoiron/sqlx"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/tollgatehq/tollgate/internal/id"
+	"github.com/tollgatehq/tollgate/internal/store"
 )
 
 // APIVersion is sent as wc-version on every response, errors included.
@@ -43,7 +43,7 @@ type metrics struct {
 	latency  *prometheus.HistogramVec
 }
 
-func newMetrics(db *sqlx.DB) *metrics {
+func newMetrics(db *store.DB) *metrics {
 	m := &metrics{
 		registry: prometheus.NewRegistry(),
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -55,7 +55,7 @@ func newMetrics(db *sqlx.DB) *metrics {
 		}, []string{"route", "method"}),
 	}
 	m.registry.MustRegister(m.requests, m.latency,
-		collectors.NewDBStatsCollector(db.DB, "tollgate"),
+		collectors.NewDBStatsCollector(db.DB.DB, "tollgate"),
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m

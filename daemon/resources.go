@@ -10,7 +10,11 @@ import (
 	"github.com/tollgatehq/tollgate/internal/page"
 	"github.com/tollgatehq/tollgate/internal/payments"
 	"github.com/tollgatehq/tollgate/internal/subscriptions"
+	"github.com/tollgatehq/tollgate/internal/wire"
 )
+
+// Handlers are adapters: decode the request, make one domain call, encode
+// its wire form. Validation, transactions and events are the domain's.
 
 // decodeBody reads and parses the request body as a JSON object.
 func (s *Server) decodeBody(w http.ResponseWriter, r *http.Request) (*fields.Object, error) {
@@ -21,55 +25,27 @@ func (s *Server) decodeBody(w http.ResponseWriter, r *http.Request) (*fields.Obj
 	return fields.Decode(body)
 }
 
-// invoiceInput reads POST /v1/invoices' schema (shared with the MCP tool).
-func invoiceInput(o *fields.Object) (invoices.Input, error) {
-	in := invoices.Input{
-		Amount:        o.RequiredAmount("amount"),
-		Description:   o.RequiredString("description", 0, 0),
-		Memo:          o.String("memo", 0, 0),
-		InvoiceNumber: o.String("invoice_number", 0, 0),
-		Recipient:     o.String("recipient", 0, 0),
-		DueAt:         o.Time("due_at"),
-	}
-	return in, o.Err()
-}
-
 func (s *Server) createInvoice(w http.ResponseWriter, r *http.Request, p auth.Principal) error {
 	o, err := s.decodeBody(w, r)
 	if err != nil {
 		return err
 	}
-	in, err := invoiceInput(o)
+	in, err := invoices.Decode(o)
 	if err != nil {
 		return err
 	}
-	inv, err := invoices.Create(r.Context(), s.db, p.Scope, in)
+	inv, err := invoices.Create(r.Context(), s.db, p.Scope, in, s.now(p))
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusCreated, s.invoiceJSON(inv))
+	writeJSON(w, http.StatusCreated, inv.Wire(s.baseURL))
 	return nil
 }
 
 func (s *Server) listInvoices(w http.ResponseWriter, r *http.Request, p auth.Principal) error {
-	return list(func(r *http.Request, p auth.Principal, params page.Params) (page.Result[invoices.Invoice], error) {
+	return list(w, r, func(params page.Params) (page.Result[invoices.Invoice], error) {
 		return invoices.List(r.Context(), s.db, p.Scope, params)
-	}, s.invoiceJSON)(w, r, p)
-}
-
-// meterInput reads POST /v1/meters' schema (shared with the MCP tool).
-func meterInput(o *fields.Object) (metering.Input, error) {
-	in := metering.Input{
-		Key:           o.RequiredString("key", 0, 0),
-		DisplayName:   o.RequiredString("display_name", 0, 0),
-		EventValueKey: o.String("event_value_key", 0, 0),
-		UnitLabel:     o.String("unit_label", 0, 0),
-		Description:   o.String("description", 0, 0),
-	}
-	if a := o.String("aggregation", 0, 0); a != nil {
-		in.Aggregation = *a
-	}
-	return in, o.Err()
+	}, func(i invoices.Invoice) wire.Invoice { return i.Wire(s.baseURL) })
 }
 
 func (s *Server) createMeter(w http.ResponseWriter, r *http.Request, p auth.Principal) error {
@@ -77,51 +53,64 @@ func (s *Server) createMeter(w http.ResponseWriter, r *http.Request, p auth.Prin
 	if err != nil {
 		return err
 	}
-	in, err := meterInput(o)
+	in, err := metering.Decode(o)
 	if err != nil {
 		return err
 	}
-	m, _, err := metering.Create(r.Context(), s.db, p.Scope, in)
+	m, _, err := metering.Create(r.Context(), s.db, p.Scope, in, s.now(p))
 	if err != nil {
 		return err
 	}
 	// A repeat of an existing key returns that meter with the same status:
 	// the spec documents 201 for the endpoint, and idempotent means a retry
 	// cannot tell the difference.
-	writeJSON(w, http.StatusCreated, meterToJSON(m))
+	writeJSON(w, http.StatusCreated, m.Wire())
 	return nil
 }
 
-// list serves a GET list endpoint from a domain List function.
-func list[T, W any](fetch func(r *http.Request, p auth.Principal, params page.Params) (page.Result[T], error), conv func(T) W) apiFunc {
-	return func(w http.ResponseWriter, r *http.Request, p auth.Principal) error {
-		params, err := page.ParseQuery(r.URL.Query())
-		if err != nil {
-			return err
-		}
-		res, err := fetch(r, p, params)
-		if err != nil {
-			return err
-		}
-		writeJSON(w, http.StatusOK, toList(res, conv))
-		return nil
+// list serves a GET list endpoint: it parses limit and before, fetches a
+// page and encodes each item.
+func list[T, W any](w http.ResponseWriter, r *http.Request, fetch func(page.Params) (page.Result[T], error), conv func(T) W) error {
+	params, err := page.ParseQuery(r.URL.Query())
+	if err != nil {
+		return err
 	}
+	res, err := fetch(params)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, toList(res, conv))
+	return nil
+}
+
+// toList builds the list envelope of a page.
+func toList[T, W any](r page.Result[T], conv func(T) W) wire.List {
+	data := make([]W, len(r.Items))
+	for i, it := range r.Items {
+		data[i] = conv(it)
+	}
+	l := wire.List{Object: "list", Data: data, HasMore: r.HasMore}
+	if r.Next != nil {
+		c := r.Next.String()
+		l.NextCursor = &c
+	}
+	return l
 }
 
 func (s *Server) listMeters(w http.ResponseWriter, r *http.Request, p auth.Principal) error {
-	return list(func(r *http.Request, p auth.Principal, params page.Params) (page.Result[metering.Meter], error) {
+	return list(w, r, func(params page.Params) (page.Result[metering.Meter], error) {
 		return metering.List(r.Context(), s.db, p.Scope, params)
-	}, meterToJSON)(w, r, p)
+	}, metering.Meter.Wire)
 }
 
 func (s *Server) listPayments(w http.ResponseWriter, r *http.Request, p auth.Principal) error {
-	return list(func(r *http.Request, p auth.Principal, params page.Params) (page.Result[payments.Payment], error) {
+	return list(w, r, func(params page.Params) (page.Result[payments.Payment], error) {
 		return payments.List(r.Context(), s.db, p.Scope, params)
-	}, paymentToJSON)(w, r, p)
+	}, payments.Payment.Wire)
 }
 
 func (s *Server) listSubscriptions(w http.ResponseWriter, r *http.Request, p auth.Principal) error {
-	return list(func(r *http.Request, p auth.Principal, params page.Params) (page.Result[subscriptions.Subscription], error) {
+	return list(w, r, func(params page.Params) (page.Result[subscriptions.Subscription], error) {
 		return subscriptions.List(r.Context(), s.db, p.Scope, params)
-	}, subscriptionToJSON)(w, r, p)
+	}, subscriptions.Subscription.Wire)
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/tollgatehq/tollgate/internal/apperr"
 	"github.com/tollgatehq/tollgate/internal/store"
+	"github.com/tollgatehq/tollgate/internal/wire"
 )
 
 // statusOf is the one table mapping error codes to HTTP statuses.
@@ -36,13 +37,6 @@ var statusOf = map[apperr.Code]int{
 
 // unavailableRetryAfter is what a 503 asks clients to wait, in seconds.
 const unavailableRetryAfter = 2
-
-type errorBody struct {
-	Error struct {
-		Code    apperr.Code `json:"code"`
-		Message string      `json:"message"`
-	} `json:"error"`
-}
 
 // writeJSON writes v with status.
 func writeJSON(w http.ResponseWriter, status int, v any) {
@@ -78,10 +72,7 @@ func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 	if status == http.StatusServiceUnavailable && w.Header().Get("Retry-After") == "" {
 		w.Header().Set("Retry-After", strconv.Itoa(unavailableRetryAfter))
 	}
-	var body errorBody
-	body.Error.Code = e.Code
-	body.Error.Message = e.Message
-	writeJSON(w, status, body)
+	writeJSON(w, status, wire.Error{Error: wire.ErrorDetail{Code: string(e.Code), Message: e.Message}})
 }
 
 // readBody reads the request body up to limit bytes. A larger body is

@@ -5,34 +5,43 @@ import (
 	"math"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/gorilla/handlers"
-	"github.com/jmoiron/sqlx"
 
 	"github.com/tollgatehq/tollgate/internal/apperr"
 	"github.com/tollgatehq/tollgate/internal/auth"
+	"github.com/tollgatehq/tollgate/internal/entitlements"
+	"github.com/tollgatehq/tollgate/internal/metering"
 	"github.com/tollgatehq/tollgate/internal/ratelimit"
+	"github.com/tollgatehq/tollgate/internal/store"
 )
 
-// Server serves the HTTP API over one database.
+// Server serves the HTTP API over one database: the route table, the
+// middleware, and the per-pool state its operations keep (the prepared key
+// lookup and entitlement check, the meter cache).
 type Server struct {
-	cfg     Config
-	db      *sqlx.DB
-	log     *slog.Logger
-	limiter ratelimit.Limiter
-	keys    *auth.Keys
-	metrics *metrics
-	baseURL string
-	handler http.Handler
+	cfg      Config
+	db       *store.DB
+	log      *slog.Logger
+	limiter  ratelimit.Limiter
+	keys     *auth.Keys
+	ingester *metering.Ingester
+	checker  *entitlements.Checker
+	metrics  *metrics
+	baseURL  string
+	handler  http.Handler
 }
 
-// NewServer builds the route table and middleware over db. baseURL prefixes
-// checkout links. The limiter may be nil for the in-process default.
-func NewServer(cfg Config, db *sqlx.DB, log *slog.Logger, baseURL string, limiter ratelimit.Limiter) *Server {
+// NewServer builds the route table and middleware over db; cfg must be
+// validated, and cfg.BaseURL prefixes checkout links. The limiter may be nil
+// for the in-process default.
+func NewServer(cfg Config, db *store.DB, log *slog.Logger, limiter ratelimit.Limiter) *Server {
 	if limiter == nil {
 		limiter = ratelimit.NewMemory(cfg.Limits, nil)
 	}
-	s := &Server{cfg: cfg, db: db, log: log, limiter: limiter, keys: auth.NewKeys(db), metrics: newMetrics(db), baseURL: baseURL}
+	s := &Server{cfg: cfg, db: db, log: log, limiter: limiter, keys: auth.NewKeys(db), ingester: metering.NewIngester(),
+		checker: entitlements.NewChecker(db), metrics: newMetrics(db), baseURL: cfg.BaseURL}
 	mux := http.NewServeMux()
 	for _, rt := range s.routes() {
 		h := s.route(rt)
@@ -51,6 +60,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.S
 // apiFunc is a REST handler: it writes its response or returns an error for
 // the one error encoder.
 type apiFunc func(w http.ResponseWriter, r *http.Request, p auth.Principal) error
+
+// now is the time of a request: the wall clock, or the merchant's test
+// clock for a test-mode key.
+func (s *Server) now(p auth.Principal) time.Time { return s.cfg.Clock.Now().Add(p.Ahead) }
 
 // route is one row of the route table.
 type route struct {

@@ -15,8 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jmoiron/sqlx"
-
 	"github.com/tollgatehq/tollgate/client"
 	"github.com/tollgatehq/tollgate/daemon"
 	"github.com/tollgatehq/tollgate/internal/auth"
@@ -42,7 +40,7 @@ import (
 // idempotency key rows, with a second such statement). Compare events/s.
 
 type usageBench struct {
-	db  *sqlx.DB
+	db  *store.DB
 	url string
 	key string
 	c   *client.Client

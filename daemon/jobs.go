@@ -1,0 +1,54 @@
+package daemon
+
+import (
+	"context"
+	"time"
+
+	"github.com/tollgatehq/tollgate/internal/credits"
+	"github.com/tollgatehq/tollgate/internal/events"
+	"github.com/tollgatehq/tollgate/internal/jobs"
+	"github.com/tollgatehq/tollgate/internal/metering"
+	"github.com/tollgatehq/tollgate/internal/store"
+)
+
+// Periodic maintenance, run by the job runner once per period across
+// replicas.
+const (
+	jobCreditExpiry   = "credit-expiry"
+	jobMeterEventKeys = "meter-event-key-pruning"
+	jobEventRetention = "event-retention"
+	// pruneBatch bounds the events one retention step deletes.
+	pruneBatch = 1000
+)
+
+// maintenanceJobs are the daemon's periodic jobs.
+func maintenanceJobs(cfg Config, db *store.DB) []jobs.Job {
+	return []jobs.Job{
+		{
+			// Balances never wait for it (reads leave expired remainders
+			// out); it writes the expiry entries, so the interval only
+			// bounds how long the ledger lags behind.
+			Name: jobCreditExpiry, Periodic: true, Every: time.Minute, First: time.Second,
+			Run: func(ctx context.Context, now time.Time) (bool, error) {
+				_, err := credits.SweepExpired(ctx, db, now)
+				return false, err
+			},
+		},
+		{
+			// Keys are promised for 35 days; the delete scans the key table,
+			// so it runs daily.
+			Name: jobMeterEventKeys, Periodic: true, Every: 24 * time.Hour, First: time.Hour,
+			Run: func(ctx context.Context, now time.Time) (bool, error) {
+				_, err := metering.PruneKeys(ctx, db, now.Add(-metering.MaxAge-time.Hour), now)
+				return false, err
+			},
+		},
+		{
+			Name: jobEventRetention, Periodic: true, Every: time.Hour, First: time.Minute,
+			Run: func(ctx context.Context, now time.Time) (bool, error) {
+				n, err := events.Prune(ctx, db, cfg.EventRetention, pruneBatch, now)
+				return n == pruneBatch, err
+			},
+		},
+	}
+}
