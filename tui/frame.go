@@ -21,7 +21,7 @@ func (m *Model) View() string {
 		m.tabs(),
 		common.Lines(body, m.bodyHeight()),
 		m.statusLine(),
-		m.help.ShortHelpView(m.shortHelp()),
+		common.Fit(m.help.ShortHelpView(m.shortHelp()), m.width),
 	}, "\n")
 }
 

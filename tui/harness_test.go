@@ -13,6 +13,7 @@ import (
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/jmoiron/sqlx"
 
 	"github.com/tollgatehq/tollgate/client"
 	"github.com/tollgatehq/tollgate/daemon"
@@ -33,7 +34,7 @@ type env struct {
 	client   *client.Client
 	d        *daemon.Daemon
 	cfg      daemon.Config
-	db       interface{ Close() error }
+	db       *sqlx.DB
 }
 
 func startDaemon(t *testing.T) *env {
