@@ -129,11 +129,16 @@ func call[T any, P object[T]](ctx context.Context, c *Client, r *request) (*T, e
 
 // list GETs one page of the list at path.
 func list[T any, P object[T]](ctx context.Context, c *Client, path string, p ListParams, opts []CallOption) (*List[T], error) {
+	return listQuery[T, P](ctx, c, path, p.query(), opts)
+}
+
+// listQuery GETs one page of the list at path with query parameters q.
+func listQuery[T any, P object[T]](ctx context.Context, c *Client, path string, q url.Values, opts []CallOption) (*List[T], error) {
 	r, err := newRequest(http.MethodGet, path, nil, true, opts)
 	if err != nil {
 		return nil, err
 	}
-	r.query = p.query()
+	r.query = q
 	b, err := c.do(ctx, r)
 	if err != nil {
 		return nil, err

@@ -6,18 +6,30 @@ import (
 	"time"
 )
 
-// Payment is a confirmed on-chain payment.
+// Payment is a confirmed on-chain payment. Pointer fields are absent (nil)
+// when the API does not send them: a payment is for an invoice or for a
+// subscription, and period and lines belong to subscription charges.
 type Payment struct {
-	Object         string    `json:"object"` // "payment"
-	ID             string    `json:"id"`     // pay_…
-	Amount         string    `json:"amount"` // base units
-	Status         string    `json:"status"`
-	InvoiceID      *string   `json:"invoice_id"`
-	SubscriptionID *string   `json:"subscription_id"`
-	Payer          *string   `json:"payer"`
-	TxHash         *string   `json:"tx_hash"`
-	CreatedAt      time.Time `json:"created_at"`
-	Livemode       bool      `json:"livemode"`
+	Object         string     `json:"object"` // "payment"
+	ID             string     `json:"id"`     // pay_…
+	Amount         string     `json:"amount"` // base units
+	Currency       string     `json:"currency,omitempty"`
+	Status         string     `json:"status"` // succeeded, partially_refunded, refunded
+	AmountRefunded *string    `json:"amount_refunded,omitempty"`
+	InvoiceID      *string    `json:"invoice_id"`
+	SubscriptionID *string    `json:"subscription_id"`
+	CustomerID     *string    `json:"customer_id,omitempty"`
+	Payer          *string    `json:"payer"`
+	Payee          *string    `json:"payee,omitempty"`
+	Network        *string    `json:"network,omitempty"` // "test" for the simulated rail
+	TxHash         *string    `json:"tx_hash"`
+	ConfirmedAt    *time.Time `json:"confirmed_at,omitempty"`
+	PeriodStart    *time.Time `json:"period_start,omitempty"`
+	PeriodEnd      *time.Time `json:"period_end,omitempty"`
+	// Lines shows how a metered period's usage became the amount.
+	Lines     json.RawMessage `json:"lines,omitempty"`
+	CreatedAt time.Time       `json:"created_at"`
+	Livemode  bool            `json:"livemode"`
 	// Raw is the object exactly as the API sent it.
 	Raw json.RawMessage `json:"-"`
 }
@@ -29,15 +41,25 @@ func (c *Client) ListPayments(ctx context.Context, p ListParams, opts ...CallOpt
 	return list[Payment](ctx, c, "/v1/payments", p, opts)
 }
 
-// Subscription is a customer's subscription to a plan.
+// Subscription is a customer's subscription to a plan. Pointer fields are
+// absent (nil) when the API does not send them or sends null.
 type Subscription struct {
 	Object             string     `json:"object"` // "subscription"
 	ID                 string     `json:"id"`     // sub_…
+	Status             string     `json:"status"` // active, past_due, canceled, revoked, expired
 	PlanID             string     `json:"plan_id"`
+	ProductID          *string    `json:"product_id,omitempty"`
 	CustomerID         *string    `json:"customer_id"`
-	Status             string     `json:"status"`
+	Payer              *string    `json:"payer,omitempty"`
+	UsageType          *string    `json:"usage_type,omitempty"` // licensed or metered
+	Amount             *string    `json:"amount,omitempty"`     // base units per period (metered: the cap)
+	Interval           *string    `json:"interval,omitempty"`
+	IntervalDays       *int       `json:"interval_days,omitempty"`
 	CurrentPeriodStart *time.Time `json:"current_period_start"`
 	CurrentPeriodEnd   *time.Time `json:"current_period_end"`
+	CancelAt           *time.Time `json:"cancel_at,omitempty"`
+	EndedAt            *time.Time `json:"ended_at,omitempty"`
+	LatestPaymentID    *string    `json:"latest_payment_id,omitempty"`
 	CreatedAt          time.Time  `json:"created_at"`
 	Livemode           bool       `json:"livemode"`
 	// Raw is the object exactly as the API sent it.
@@ -50,6 +72,26 @@ func (v *Subscription) setRaw(b json.RawMessage) { v.Raw = b }
 // (GET /v1/subscriptions).
 func (c *Client) ListSubscriptions(ctx context.Context, p ListParams, opts ...CallOption) (*List[Subscription], error) {
 	return list[Subscription](ctx, c, "/v1/subscriptions", p, opts)
+}
+
+// SubscriptionListParams select a page of subscriptions, optionally of one
+// customer only.
+type SubscriptionListParams struct {
+	ListParams
+	// CustomerID (cus_…), when set, lists only that customer's
+	// subscriptions.
+	CustomerID string
+}
+
+// ListSubscriptionsFiltered returns one page of the subscriptions p selects,
+// newest first (GET /v1/subscriptions?customer_id=…). An unknown customer
+// gives an empty page.
+func (c *Client) ListSubscriptionsFiltered(ctx context.Context, p SubscriptionListParams, opts ...CallOption) (*List[Subscription], error) {
+	q := p.query()
+	if p.CustomerID != "" {
+		q.Set("customer_id", p.CustomerID)
+	}
+	return listQuery[Subscription](ctx, c, "/v1/subscriptions", q, opts)
 }
 
 // Event is an entry of the event feed that backs webhooks.

@@ -1,12 +1,10 @@
 package cmd
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"time"
@@ -236,7 +234,7 @@ func (t *tailer) wanted(typ string) bool {
 func (t *tailer) show(ctx context.Context, ev client.Event) error {
 	var err error
 	if t.json {
-		err = printRaw(t.io.Out, compact(ev.Raw))
+		err = printRaw(t.io.Out, webhook.Compact(ev.Raw))
 	} else if t.o.ForwardTo == "" {
 		_, err = fmt.Fprintf(t.io.Out, "%s  %s  %s\n", fmtTime(ev.CreatedAt), ev.ID, clean(ev.Type))
 	}
@@ -255,34 +253,13 @@ func (t *tailer) show(ctx context.Context, ev client.Event) error {
 // forward POSTs ev to --forward-to signed as the daemon signs a delivery,
 // and returns the line reporting it.
 func (t *tailer) forward(ctx context.Context, ev client.Event) string {
-	body := compact(ev.Raw)
 	what := fmt.Sprintf("POST %s %s %s", t.o.ForwardTo, ev.ID, clean(ev.Type))
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, t.o.ForwardTo, bytes.NewReader(body))
+	status, _, err := webhook.Forward(ctx, t.http, t.o.ForwardTo, t.o.Secret,
+		"tollgate-cli/"+version+" (events tail --forward-to)", ev.Type, ev.ID, ev.Raw)
 	if err != nil {
 		return "[ERR] " + what + ": " + err.Error()
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("User-Agent", "tollgate-cli/"+version+" (events tail --forward-to)")
-	req.Header.Set(webhook.HeaderName, webhook.Sign(body, time.Now(), t.o.Secret))
-	req.Header.Set("wc-event-type", ev.Type)
-	req.Header.Set("wc-event-id", ev.ID)
-	resp, err := t.http.Do(req)
-	if err != nil {
-		return "[ERR] " + what + ": " + err.Error()
-	}
-	defer resp.Body.Close()
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
-	return fmt.Sprintf("[%d] %s", resp.StatusCode, what)
-}
-
-// compact returns raw without insignificant whitespace: the exact bytes the
-// daemon signs for a delivery.
-func compact(raw json.RawMessage) []byte {
-	var b bytes.Buffer
-	if err := json.Compact(&b, raw); err != nil {
-		return raw
-	}
-	return b.Bytes()
+	return fmt.Sprintf("[%d] %s", status, what)
 }
 
 func sleep(ctx context.Context, d time.Duration) error {

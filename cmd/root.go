@@ -159,6 +159,7 @@ func NewRootCmd(f *Factory) *cobra.Command {
 		newCompletionCmd(f),
 		newEventsCmd(f),
 		newWebhookCmd(f),
+		newTUICmd(f),
 	)
 	usageArgs(root)
 	return root

@@ -94,11 +94,12 @@ func (s *Server) routes() []route {
 		{pattern: "POST /v1/credit_debits", class: ratelimit.ClassDebit, creates: true, api: s.createCreditDebit},
 		{pattern: "GET /v1/customers/{id}/credit_balance", class: ratelimit.ClassCreditBalance, api: s.getCreditBalance},
 		{pattern: "GET /v1/payments", class: ratelimit.ClassList, api: s.listPayments, compress: true},
-		{pattern: "GET /v1/subscriptions", class: ratelimit.ClassList, api: s.listSubscriptions, compress: true},
+		{pattern: "GET /v1/subscriptions", class: ratelimit.ClassList, api: s.listSubscriptionsOf, compress: true},
 		{pattern: "GET /v1/events", class: ratelimit.ClassList, api: s.listEvents, compress: true},
 		{pattern: "POST /v1/features", class: ratelimit.ClassCatalog, creates: true, api: s.createFeature},
 		{pattern: "POST /v1/meter-events", class: ratelimit.ClassMeterEvents, creates: true, api: s.createMeterEvents},
 		{pattern: "POST /v1/entitlement_grants", class: ratelimit.ClassCreate, creates: true, api: s.createEntitlementGrant},
+		{pattern: "GET /v1/customers/{id}", class: ratelimit.ClassList, api: s.getCustomer},
 		{pattern: "GET /v1/customers/{id}/entitlements/{feature_key}", class: ratelimit.ClassEntitlementCheck, api: s.checkEntitlement},
 
 		// Read-only resources answer other methods with 405 in the envelope.

@@ -165,3 +165,12 @@ type Subscription struct {
 	CreatedAt          string  `json:"created_at"`
 	Livemode           bool    `json:"livemode"`
 }
+
+// Customer is a merchant's customer.
+type Customer struct {
+	Object             string  `json:"object"` // "customer"
+	ID                 string  `json:"id"`
+	ExternalCustomerID *string `json:"external_customer_id"`
+	CreatedAt          string  `json:"created_at"`
+	Livemode           bool    `json:"livemode"`
+}

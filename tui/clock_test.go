@@ -1,0 +1,93 @@
+package tui_test
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tollgatehq/tollgate/client"
+	"github.com/tollgatehq/tollgate/tui"
+)
+
+// clockServer answers the test clock endpoints as DESIGN.md specifies them
+// (the daemon's are being built elsewhere), and an empty event feed.
+func clockServer(t *testing.T) *httptest.Server {
+	t.Helper()
+	var mu sync.Mutex
+	now := time.Date(2026, 7, 1, 12, 0, 0, 0, time.UTC)
+	clock := func(w http.ResponseWriter) {
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{"object": "test_clock", "now": now.Format(time.RFC3339)})
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /v1/test_helpers/clock", func(w http.ResponseWriter, _ *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		clock(w)
+	})
+	mux.HandleFunc("POST /v1/test_helpers/clock/advance", func(w http.ResponseWriter, r *http.Request) {
+		var in struct{ By string }
+		b, _ := io.ReadAll(r.Body)
+		if json.Unmarshal(b, &in) != nil || in.By != "30d" {
+			w.WriteHeader(http.StatusBadRequest)
+			_, _ = io.WriteString(w, `{"error":{"code":"invalid_request","message":"by: want a duration"}}`)
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		now = now.Add(30 * 24 * time.Hour)
+		clock(w)
+	})
+	mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = io.WriteString(w, `{"object":"list","data":[],"has_more":false,"next_cursor":null}`)
+	})
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// The clock tab shows the clock and advances it by a duration.
+func TestTestClockTab(t *testing.T) {
+	t.Parallel()
+	srv := clockServer(t)
+	key := "sk_test_fake"
+	h := newHarness(t, tui.Options{Client: client.New(srv.URL, key, client.WithMaxRetries(0)), APIURL: srv.URL, APIKey: key})
+	h.keys("8")
+	h.shows("Now  2026-07-01 12:00:00 UTC")
+	h.keys("30d", "enter")
+	h.shows("Now  2026-07-31 12:00:00 UTC", "✓ advanced")
+	h.keys("ctrl+u", "3 days", "enter")
+	h.shows("✗ invalid_request: by: want a duration")
+}
+
+// A daemon without test clocks answers 404 resource_not_found: the tab
+// says so instead of showing an error code.
+func TestTestClockUnavailable(t *testing.T) {
+	t.Parallel()
+	e := startDaemon(t)
+	h := newHarness(t, e.options())
+	h.keys("8")
+	screen := h.shows("● connected", "test clocks are not available on this daemon", "\n✗ test clocks")
+	golden(t, "clock_unavailable", screen)
+	// The tab does not hold the keyboard: 1 goes back to the events.
+	h.keys("1")
+	h.shows("[1 Events]")
+}
+
+// A live key gets no clock calls at all, and the header says LIVE.
+func TestLiveMode(t *testing.T) {
+	t.Parallel()
+	srv := clockServer(t)
+	key := "sk_live_fake"
+	h := newHarness(t, tui.Options{Client: client.New(srv.URL, key, client.WithMaxRetries(0)), APIURL: srv.URL, APIKey: key})
+	h.keys("8")
+	screen := h.shows("LIVE MODE", "test mode only")
+	if strings.Contains(screen, "TEST MODE") {
+		t.Fatalf("live key shown as test:\n%s", screen)
+	}
+}
