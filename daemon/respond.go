@@ -14,25 +14,27 @@ import (
 	"github.com/tollgatehq/tollgate/internal/wire"
 )
 
-// statusOf is the one table mapping error codes to HTTP statuses.
-var statusOf = map[apperr.Code]int{
-	apperr.Unauthorized:       http.StatusUnauthorized,
-	apperr.InvalidJSON:        http.StatusBadRequest,
-	apperr.InvalidRequest:     http.StatusBadRequest,
-	apperr.ModeMismatch:       http.StatusBadRequest,
-	apperr.AmountTooSmall:     http.StatusBadRequest,
-	apperr.InvalidInterval:    http.StatusBadRequest,
-	apperr.MissingValue:       http.StatusBadRequest,
-	apperr.CustomerRequired:   http.StatusBadRequest,
-	apperr.UnknownCustomer:    http.StatusBadRequest,
-	apperr.UnknownMeter:       http.StatusNotFound,
-	apperr.UnknownFeature:     http.StatusNotFound,
-	apperr.NoCreditAccount:    http.StatusNotFound,
-	apperr.ResourceNotFound:   http.StatusNotFound,
-	apperr.MethodNotAllowed:   http.StatusMethodNotAllowed,
-	apperr.RateLimited:        http.StatusTooManyRequests,
-	apperr.ServiceUnavailable: http.StatusServiceUnavailable,
-	apperr.Internal:           http.StatusInternalServerError,
+// HTTPStatus is the one table mapping error codes to HTTP statuses; 0 for
+// a code it does not know.
+func HTTPStatus(code apperr.Code) int {
+	switch code {
+	case apperr.Unauthorized:
+		return http.StatusUnauthorized
+	case apperr.InvalidJSON, apperr.InvalidRequest, apperr.ModeMismatch, apperr.AmountTooSmall, apperr.InvalidInterval,
+		apperr.MissingValue, apperr.CustomerRequired, apperr.UnknownCustomer:
+		return http.StatusBadRequest
+	case apperr.UnknownMeter, apperr.UnknownFeature, apperr.NoCreditAccount, apperr.ResourceNotFound:
+		return http.StatusNotFound
+	case apperr.MethodNotAllowed:
+		return http.StatusMethodNotAllowed
+	case apperr.RateLimited:
+		return http.StatusTooManyRequests
+	case apperr.ServiceUnavailable:
+		return http.StatusServiceUnavailable
+	case apperr.Internal:
+		return http.StatusInternalServerError
+	}
+	return 0
 }
 
 // unavailableRetryAfter is what a 503 asks clients to wait, in seconds.
@@ -64,7 +66,7 @@ func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 	}
 	status := e.Status
 	if status == 0 {
-		status = statusOf[e.Code]
+		status = HTTPStatus(e.Code)
 	}
 	if status == 0 {
 		status = http.StatusInternalServerError
