@@ -92,12 +92,33 @@ contract PlanManager {
         operator = next;
     }
 
+    string private constant NAME = "PlanManager";
+    string private constant VERSION = "1";
+
+    /// @notice The EIP-712 domain (EIP-5267), so signers read it rather than
+    /// assume it.
+    function eip712Domain()
+        external
+        view
+        returns (
+            bytes1 fields,
+            string memory name,
+            string memory version,
+            uint256 chainId,
+            address verifyingContract,
+            bytes32 salt,
+            uint256[] memory extensions
+        )
+    {
+        return (hex"0f", NAME, VERSION, block.chainid, address(this), bytes32(0), new uint256[](0));
+    }
+
     function DOMAIN_SEPARATOR() public view returns (bytes32) {
         return keccak256(
             abi.encode(
                 keccak256("EIP712Domain(string name,string version,uint256 chainId,address verifyingContract)"),
-                keccak256(bytes("PlanManager")),
-                keccak256(bytes("1")),
+                keccak256(bytes(NAME)),
+                keccak256(bytes(VERSION)),
                 block.chainid,
                 address(this)
             )
