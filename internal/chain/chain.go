@@ -66,19 +66,19 @@ type Reason string
 
 // Reasons a Failure carries.
 const (
-	InsufficientFunds       Reason = "insufficient_funds"
-	InvalidSignature        Reason = "invalid_signature"
-	AuthorizationUsed       Reason = "authorization_used"
-	AuthorizationExpired    Reason = "authorization_expired"
-	AuthorizationNotYet     Reason = "authorization_not_yet_valid"
-	AuthorizationMismatch   Reason = "authorization_mismatch"
-	AuthorizationCanceled   Reason = "authorization_canceled"
-	AuthorizationRevoked    Reason = "authorization_revoked"
-	CapExceeded             Reason = "cap_exceeded"
-	PlanNotActive           Reason = "plan_not_active"
-	OutsideTerm             Reason = "outside_term"
-	SimulationFailed        Reason = "simulation_failed"
-	TransactionReverted     Reason = "transaction_reverted"
+	InsufficientFunds     Reason = "insufficient_funds"
+	InvalidSignature      Reason = "invalid_signature"
+	AuthorizationUsed     Reason = "authorization_used"
+	AuthorizationExpired  Reason = "authorization_expired"
+	AuthorizationNotYet   Reason = "authorization_not_yet_valid"
+	AuthorizationMismatch Reason = "authorization_mismatch"
+	AuthorizationCanceled Reason = "authorization_canceled"
+	AuthorizationRevoked  Reason = "authorization_revoked"
+	CapExceeded           Reason = "cap_exceeded"
+	PlanNotActive         Reason = "plan_not_active"
+	OutsideTerm           Reason = "outside_term"
+	SimulationFailed      Reason = "simulation_failed"
+	TransactionReverted   Reason = "transaction_reverted"
 )
 
 // Failure is a payment that the chain would refuse (or did refuse). It is

@@ -171,7 +171,10 @@ func TestPlanManagerRequires(t *testing.T) {
 	// Charging a plan never activated.
 	e.mustRevert(e.op, e.pm, f.charge(1), "PlanManager: plan not active")
 	// Not started yet / already ended.
-	data, _ = variant(func(q *chain.Plan) { q.Start = new(big.Int).SetUint64(e.now() + 3600); q.End = new(big.Int).SetUint64(e.now() + 7200) })
+	data, _ = variant(func(q *chain.Plan) {
+		q.Start = new(big.Int).SetUint64(e.now() + 3600)
+		q.End = new(big.Int).SetUint64(e.now() + 7200)
+	})
 	e.ok(e.payer, e.usdc, e.tok.PackApprove(e.pm, big.NewInt(1_000_000_000)))
 	e.mustRevert(e.op, e.pm, data, "PlanManager: plan not started")
 	data, _ = variant(func(q *chain.Plan) { q.Start = big.NewInt(1); q.End = big.NewInt(2) })

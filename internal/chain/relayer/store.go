@@ -15,22 +15,22 @@ import (
 
 // intent is a chain_intents row.
 type intent struct {
-	ChainID        int64          `db:"chain_id"`
-	Key            string         `db:"idempotency_key"`
-	Sender         string         `db:"sender"`
-	Nonce          sql.NullInt64  `db:"nonce"`
-	To             string         `db:"to_address"`
-	Data           []byte         `db:"data"`
-	GasLimit       int64          `db:"gas_limit"`
-	Expect         []byte         `db:"expect"`
-	Authorization  []byte         `db:"authorization_ref"`
-	SearchFrom     int64          `db:"search_from"`
-	Status         State          `db:"status"`
-	TxHash         sql.NullString `db:"tx_hash"`
-	BlockNumber    sql.NullInt64  `db:"block_number"`
-	BlockHash      sql.NullString `db:"block_hash"`
-	Confirmations  int64          `db:"confirmations"`
-	Failure        sql.NullString `db:"failure"`
+	ChainID       int64          `db:"chain_id"`
+	Key           string         `db:"idempotency_key"`
+	Sender        string         `db:"sender"`
+	Nonce         sql.NullInt64  `db:"nonce"`
+	To            string         `db:"to_address"`
+	Data          []byte         `db:"data"`
+	GasLimit      int64          `db:"gas_limit"`
+	Expect        []byte         `db:"expect"`
+	Authorization []byte         `db:"authorization_ref"`
+	SearchFrom    int64          `db:"search_from"`
+	Status        State          `db:"status"`
+	TxHash        sql.NullString `db:"tx_hash"`
+	BlockNumber   sql.NullInt64  `db:"block_number"`
+	BlockHash     sql.NullString `db:"block_hash"`
+	Confirmations int64          `db:"confirmations"`
+	Failure       sql.NullString `db:"failure"`
 }
 
 const intentColumns = `chain_id, idempotency_key, sender, nonce, to_address, data, gas_limit, expect,

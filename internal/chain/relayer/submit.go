@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-		"fmt"
+	"fmt"
 	"math/big"
 	"strings"
 

@@ -1,0 +1,45 @@
+package relayer
+
+import (
+	"crypto/ecdsa"
+	"math/big"
+	"slices"
+	"time"
+
+	"github.com/ethereum/go-ethereum/crypto"
+
+	"github.com/tollgatehq/tollgate/internal/chain"
+)
+
+func contains[T comparable](s []T, v T) bool { return slices.Contains(s, v) }
+
+func unix(s uint64) time.Time { return time.Unix(int64(s), 0) }
+
+// resign returns a with a new validity window, signed again by k.
+func (e *env) resign(k *ecdsa.PrivateKey, a chain.TransferAuthorization, after, before uint64) chain.TransferAuthorization {
+	e.t.Helper()
+	a.ValidAfter, a.ValidBefore = new(big.Int).SetUint64(after), new(big.Int).SetUint64(before)
+	d, err := e.token.Domain(e.ctx)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if a.Signature, err = chain.SignTypedData(k, chain.TransferTypedData(d, a)); err != nil {
+		e.t.Fatal(err)
+	}
+	return a
+}
+
+// highS returns the other valid-looking form of sig (s' = n - s, v
+// flipped), which ecrecover accepts but USDC and tollgate refuse.
+func highS(sig []byte) []byte {
+	out := append([]byte(nil), sig...)
+	s := new(big.Int).SetBytes(sig[32:64])
+	s.Sub(crypto.S256().Params().N, s)
+	copy(out[32:64], s.FillBytes(make([]byte, 32)))
+	if out[64] == 27 {
+		out[64] = 28
+	} else {
+		out[64] = 27
+	}
+	return out
+}
