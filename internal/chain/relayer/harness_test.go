@@ -89,7 +89,9 @@ func addr(k *ecdsa.PrivateKey) common.Address { return crypto.PubkeyToAddress(k.
 
 func (e *env) deploy(bin string, args []byte) common.Address {
 	e.t.Helper()
-	a, _, err := bind.DeployContract(bind.NewKeyedTransactor(e.deployer, e.chainID), common.FromHex(bin), e.c, args)
+	opts := bind.NewKeyedTransactor(e.deployer, e.chainID)
+	opts.GasTipCap = big.NewInt(10e9) // above any builder minimum a test sets
+	a, _, err := bind.DeployContract(opts, common.FromHex(bin), e.c, args)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -128,7 +130,7 @@ func (e *env) signAs(k *ecdsa.PrivateKey, to common.Address, data []byte, tip *b
 
 func (e *env) mint(to common.Address, amount int64) {
 	e.t.Helper()
-	e.sendAs(e.deployer, e.token.Address, e.tok.PackMint(to, big.NewInt(amount)), big.NewInt(1e9))
+	e.sendAs(e.deployer, e.token.Address, e.tok.PackMint(to, big.NewInt(amount)), big.NewInt(10e9))
 	e.sim.Commit()
 }
 

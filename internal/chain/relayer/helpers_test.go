@@ -6,6 +6,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/crypto"
 
 	"github.com/tollgatehq/tollgate/internal/chain"
@@ -42,4 +44,24 @@ func highS(sig []byte) []byte {
 		out[64] = 27
 	}
 	return out
+}
+
+// fund gives a some ETH from the deployer.
+func (e *env) fund(a common.Address) {
+	e.t.Helper()
+	nonce, err := e.c.PendingNonceAt(e.ctx, addr(e.deployer))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	head := e.head()
+	tx, err := types.SignTx(types.NewTx(&types.DynamicFeeTx{ChainID: e.chainID, Nonce: nonce, GasTipCap: big.NewInt(1e9),
+		GasFeeCap: new(big.Int).Add(new(big.Int).Mul(head.BaseFee, big.NewInt(3)), big.NewInt(1e9)), Gas: 21000, To: &a,
+		Value: big.NewInt(1e18)}), types.LatestSignerForChainID(e.chainID), e.deployer)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if err := e.c.SendTransaction(e.ctx, tx); err != nil {
+		e.t.Fatal(err)
+	}
+	e.sim.Commit()
 }

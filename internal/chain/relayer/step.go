@@ -141,7 +141,9 @@ func (r *Relayer) advance(ctx context.Context, head *types.Header, confirmedNonc
 	case errors.Is(err, ethereum.NotFound):
 		// Never broadcast (killed after storing it), or dropped by the node.
 		r.log.Info("rebroadcasting stored transaction", "key", in.Key, "tx", tx.Hash(), "nonce", tx.Nonce())
-		r.broadcast(ctx, tx, head.Number.Uint64())
+		if err := r.broadcast(ctx, tx, head.Number.Uint64()); err != nil && underpriced(err) {
+			return r.replace(ctx, head, in, latest, tx)
+		}
 	case err != nil:
 		return fmt.Errorf("transaction %s: %w", tx.Hash(), err)
 	case !latest.BroadcastBlock.Valid:
@@ -172,7 +174,7 @@ func (r *Relayer) replace(ctx context.Context, head *types.Header, in *intent, p
 	}
 	r.log.Info("replacing stuck transaction", "key", in.Key, "old", old.Hash(), "new", tx.Hash(), "nonce", tx.Nonce(),
 		"tip_wei", tip, "fee_cap_wei", feeCap)
-	r.broadcast(ctx, tx, head.Number.Uint64())
+	_ = r.broadcast(ctx, tx, head.Number.Uint64())
 	return nil
 }
 

@@ -125,7 +125,7 @@ func (r *Relayer) Submit(ctx context.Context, key string, c chain.Call) (Settlem
 			return out, err
 		}
 	}
-	r.broadcast(ctx, tx, head.Number.Uint64())
+	_ = r.broadcast(ctx, tx, head.Number.Uint64())
 	return out, nil
 }
 
@@ -233,17 +233,26 @@ func (r *Relayer) sign(nonce uint64, to common.Address, data []byte, gas uint64,
 	return types.SignTx(tx, types.LatestSignerForChainID(r.chainID), r.key)
 }
 
-// broadcast sends tx and records when. Errors are logged, not returned: the
-// transaction is stored, and Step sends it again.
-func (r *Relayer) broadcast(ctx context.Context, tx *types.Transaction, head uint64) {
+// broadcast sends tx and records when. A failure is logged and returned,
+// but the transaction is stored: Step sends it again (or replaces it when
+// the node says it is underpriced).
+func (r *Relayer) broadcast(ctx context.Context, tx *types.Transaction, head uint64) error {
 	err := r.b.SendTransaction(ctx, tx)
 	if err != nil && !alreadyKnown(err) {
 		r.log.Warn("broadcast failed; will retry", "tx", tx.Hash(), "nonce", tx.Nonce(), "err", err)
-		return
+		return err
 	}
 	if err := markBroadcast(ctx, r.db, r.chainID.Int64(), tx.Hash(), head); err != nil {
 		r.log.Warn("record broadcast", "tx", tx.Hash(), "err", err)
 	}
+	return nil
+}
+
+// underpriced reports a node refusing a transaction for its fees.
+func underpriced(err error) bool {
+	s := strings.ToLower(err.Error())
+	return strings.Contains(s, "underpriced") || strings.Contains(s, "tip too low") || strings.Contains(s, "fee cap less than") ||
+		strings.Contains(s, "max fee per gas less than")
 }
 
 // alreadyKnown reports a node saying it has the transaction already
