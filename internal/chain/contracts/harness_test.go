@@ -183,10 +183,21 @@ func (e *env) now() uint64 {
 	return h.Time
 }
 
+// advance moves the chain's time forward by d in a new empty block. The
+// pool learns of the last block asynchronously, so it may still look
+// non-empty for a moment: poll.
 func (e *env) advance(d time.Duration) {
 	e.t.Helper()
-	if err := e.sim.AdjustTime(d); err != nil {
-		e.t.Fatal(err)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		err := e.sim.AdjustTime(d)
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			e.t.Fatal(err)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 

@@ -65,3 +65,27 @@ func (e *env) fund(a common.Address) {
 	}
 	e.sim.Commit()
 }
+
+// adjust moves the chain's time forward by d in a new empty block; fork
+// rewinds the head to h. Both need the pool empty, which it learns of
+// asynchronously after a block: poll.
+func (e *env) adjust(d time.Duration) {
+	e.t.Helper()
+	e.poll(func() error { return e.sim.AdjustTime(d) })
+}
+func (e *env) fork(h common.Hash) { e.t.Helper(); e.poll(func() error { return e.sim.Fork(h) }) }
+
+func (e *env) poll(f func() error) {
+	e.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		err := f()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			e.t.Fatal(err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

@@ -93,9 +93,7 @@ func TestPlanLifecycle(t *testing.T) {
 	}
 
 	// Renewal in the next period.
-	if err := e.sim.AdjustTime(month); err != nil {
-		t.Fatal(err)
-	}
+	e.adjust(month)
 	if st := e.state(p); st.Remaining.Int64() != 10_000_000 {
 		t.Fatalf("next period remaining %v", st.Remaining)
 	}
@@ -118,9 +116,7 @@ func TestPlanLifecycle(t *testing.T) {
 	if st := e.state(p); st.Status != chain.PlanRevoked || st.Remaining.Sign() != 0 {
 		t.Fatalf("after revoke: %+v", st)
 	}
-	if err := e.sim.AdjustTime(month); err != nil {
-		t.Fatal(err)
-	}
+	e.adjust(month)
 	_, err = e.r.Submit(e.ctx, "sub_1:renew:2", e.plans.ChargeCall(p, big.NewInt(10_000_000), chain.NonceFor("pay_3")))
 	failure(t, err, chain.AuthorizationRevoked)
 	if got := e.usdc(m); got != 20_000_000 {
@@ -141,9 +137,7 @@ func TestMeteredChargeAtCap(t *testing.T) {
 	if got := e.usdc(addr(e.merchant)); got != 0 {
 		t.Fatalf("activation of a metered plan charged %d", got)
 	}
-	if err := e.sim.AdjustTime(month); err != nil {
-		t.Fatal(err)
-	}
+	e.adjust(month)
 	_, err := e.r.Submit(e.ctx, "sub_m:p1:over", e.plans.ChargeCall(p, big.NewInt(5_000_001), chain.NonceFor("pay_o")))
 	failure(t, err, chain.CapExceeded)
 	e.mustSettle("sub_m:p1", e.plans.ChargeCall(p, big.NewInt(5_000_000), chain.NonceFor("pay_m1")))

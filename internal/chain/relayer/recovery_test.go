@@ -41,9 +41,7 @@ func TestReorgNeverConfirmsFlippedSettlement(t *testing.T) {
 
 	// The fork: from the parent of the transfer's block, the payer's
 	// cancelAuthorization (relayed by someone with ETH), made longer.
-	if err := e.sim.Fork(parent); err != nil {
-		t.Fatal(err)
-	}
+	e.fork(parent)
 	d, _ := e.token.Domain(e.ctx)
 	csig, err := chain.SignTypedData(e.payer, chain.CancelTypedData(d, addr(e.payer), a.Nonce))
 	if err != nil {
@@ -82,9 +80,7 @@ func TestReorgDropsMinedBackToPending(t *testing.T) {
 	if _, err := e.r.Step(e.ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.sim.Fork(parent); err != nil {
-		t.Fatal(err)
-	}
+	e.fork(parent)
 	changed, err := e.r.Step(e.ctx)
 	if err != nil {
 		t.Fatal(err)

@@ -8,6 +8,7 @@ package watch
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math/big"
@@ -216,7 +217,7 @@ func (w *Watcher) step(ctx context.Context, tx *sqlx.Tx) (Batch, error) {
 func (w *Watcher) recheck(ctx context.Context, stored []block) (int64, error) {
 	for _, s := range stored {
 		h, err := w.b.HeaderByNumber(ctx, big.NewInt(s.Number))
-		if err == ethereum.NotFound {
+		if errors.Is(err, ethereum.NotFound) {
 			continue
 		}
 		if err != nil {
