@@ -45,8 +45,6 @@ type env struct {
 	r        *Relayer
 }
 
-type option func(*simulated.Backend, *Config) []func(*node.Config, *ethconfig.Config)
-
 func newEnv(t testing.TB, cfg Config, simOpts ...func(*node.Config, *ethconfig.Config)) *env {
 	t.Helper()
 	e := &env{t: t, ctx: context.Background(), deployer: newKey(t), relayKey: newKey(t), payer: newKey(t), merchant: newKey(t)}
