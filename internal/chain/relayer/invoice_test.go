@@ -213,15 +213,12 @@ func TestRefund(t *testing.T) {
 		t.Fatalf("payment %+v", s)
 	}
 	// What `admin refund` prints for the merchant to sign.
-	d, err := e.token.Domain(e.ctx)
+	refund, td, err := e.token.RefundAuthorization(e.ctx, m, p, big.NewInt(8_000_000), "re_1", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	refund := chain.TransferAuthorization{From: m, To: p, Value: big.NewInt(8_000_000), ValidAfter: new(big.Int),
-		ValidBefore: big.NewInt(int64(e.head().Time) + 86400), Nonce: chain.NonceFor("re_1")}
-	td := chain.TransferTypedData(d, refund)
-	if td.Domain.Name != "USD Coin" || td.Domain.Version != "2" {
-		t.Fatalf("domain %+v not read from the token", td.Domain)
+	if td.Domain.Name != "USD Coin" || td.Domain.Version != "2" || refund.Nonce != chain.NonceFor("re_1") {
+		t.Fatalf("domain %+v not read from the token, or nonce %s", td.Domain, refund.Nonce)
 	}
 	if refund.Signature, err = chain.SignTypedData(e.merchant, td); err != nil {
 		t.Fatal(err)
