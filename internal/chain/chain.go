@@ -79,6 +79,12 @@ const (
 	OutsideTerm           Reason = "outside_term"
 	SimulationFailed      Reason = "simulation_failed"
 	TransactionReverted   Reason = "transaction_reverted"
+	// NonceTaken: the relayer's nonce was used by a transaction tollgate
+	// did not store (the key is shared with another program).
+	NonceTaken Reason = "nonce_taken"
+	// TransferMissing: the transaction succeeded without the expected
+	// Transfer log (the token is not what it claims).
+	TransferMissing Reason = "transfer_missing"
 )
 
 // Failure is a payment that the chain would refuse (or did refuse). It is

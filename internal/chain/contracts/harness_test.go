@@ -204,7 +204,6 @@ func (e *env) domain(verifying common.Address, name, version string) chain.Domai
 	return chain.Domain{Name: name, Version: version, ChainID: e.chainID, VerifyingContract: verifying}
 }
 
-
 func callMsg(to common.Address, data []byte) ethereum.CallMsg {
 	return ethereum.CallMsg{To: &to, Data: data}
 }

@@ -1,7 +1,6 @@
 package relayer
 
 import (
-	"crypto/ecdsa"
 	"fmt"
 	"math/big"
 	"os"
@@ -9,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ethereum/go-ethereum/common"
-	"github.com/ethereum/go-ethereum/core/types"
 	"github.com/ethereum/go-ethereum/eth/ethconfig"
 	"github.com/ethereum/go-ethereum/node"
 
@@ -114,7 +111,7 @@ func figures(t *testing.T, fork string) {
 	first := e.signAs(e.deployer, e.token.Address, nil, big.NewInt(10e9)).Nonce()
 	for i := range auths {
 		payer := newKey(t)
-		tx := e.signAtNonce(e.deployer, first+uint64(i), e.token.Address, e.tok.PackMint(addr(payer), big.NewInt(1_000_000)))
+		tx := e.signAtNonce(e.deployer, first+uint64(i), e.token.Address, e.tok.PackMint(addr(payer), big.NewInt(1_000_000)), big.NewInt(10e9))
 		if err := e.c.SendTransaction(e.ctx, tx); err != nil {
 			t.Fatal(err)
 		}
@@ -161,16 +158,4 @@ func figures(t *testing.T, fork string) {
 	}
 	t.Logf("throughput, one key: %d authorizations submitted (verify-free: estimate, sign, store, broadcast) in %v = %.0f/s; all confirmed after %v = %.0f/s",
 		count, submitted.Round(time.Millisecond), float64(count)/submitted.Seconds(), total.Round(time.Millisecond), float64(count)/total.Seconds())
-}
-
-func (e *env) signAtNonce(k *ecdsa.PrivateKey, nonce uint64, to common.Address, data []byte) *types.Transaction {
-	e.t.Helper()
-	tip := big.NewInt(10e9)
-	tx, err := types.SignTx(types.NewTx(&types.DynamicFeeTx{ChainID: e.chainID, Nonce: nonce, GasTipCap: tip,
-		GasFeeCap: new(big.Int).Add(new(big.Int).Mul(e.head().BaseFee, big.NewInt(3)), tip), Gas: 200_000, To: &to, Data: data}),
-		types.LatestSignerForChainID(e.chainID), k)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return tx
 }

@@ -89,3 +89,15 @@ func (e *env) poll(f func() error) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// signAtNonce signs a transaction from k with an explicit nonce.
+func (e *env) signAtNonce(k *ecdsa.PrivateKey, nonce uint64, to common.Address, data []byte, tip *big.Int) *types.Transaction {
+	e.t.Helper()
+	tx, err := types.SignTx(types.NewTx(&types.DynamicFeeTx{ChainID: e.chainID, Nonce: nonce, GasTipCap: tip,
+		GasFeeCap: new(big.Int).Add(new(big.Int).Mul(e.head().BaseFee, big.NewInt(3)), tip), Gas: 200_000, To: &to, Data: data}),
+		types.LatestSignerForChainID(e.chainID), k)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return tx
+}

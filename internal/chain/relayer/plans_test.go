@@ -161,3 +161,32 @@ func TestAllowanceGoneRefusesCharge(t *testing.T) {
 	_, err := e.r.Submit(e.ctx, "sub_a:charge", e.plans.ChargeCall(p, big.NewInt(1_000_000), chain.NonceFor("pay_b")))
 	failure(t, err, chain.AuthorizationRevoked)
 }
+
+// TestChargeRevertedByRevokeInSameBlock: the payer's revocation lands just
+// before a charge that passed preflight; the charge is reverted, with the
+// reason the rail needs.
+func TestChargeRevertedByRevokeInSameBlock(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, Config{Confirmations: 2})
+	p, sig, permit := e.signedPlan(e.payer, 10_000_000, "sub_race")
+	e.mustSettle("sub_race:activate", e.plans.ActivateCall(p, sig, permit, big.NewInt(1_000_000), chain.NonceFor("pay_r1")))
+	if _, err := e.r.Submit(e.ctx, "sub_race:charge", e.plans.ChargeCall(p, big.NewInt(1_000_000), chain.NonceFor("pay_r2"))); err != nil {
+		t.Fatal(err)
+	}
+	pd, _ := e.plans.Domain(e.ctx)
+	id, _ := e.plans.PlanID(e.ctx, p)
+	deadline := new(big.Int).SetUint64(e.head().Time + 3600)
+	rsig, err := chain.SignTypedData(e.payer, chain.RevokeTypedData(pd, id, deadline))
+	if err != nil {
+		t.Fatal(err)
+	}
+	revoke := e.plans.RevokeCall(p, deadline, rsig)
+	e.sendAs(e.deployer, revoke.To, revoke.Data, big.NewInt(100e9)) // mined first: a higher tip
+	final, states := e.settle("sub_race:charge")
+	if final.State != Reverted || final.Reason() != chain.AuthorizationRevoked {
+		t.Fatalf("final %+v (states %v), want reverted: authorization_revoked", final, states)
+	}
+	if got := e.usdc(addr(e.merchant)); got != 1_000_000 {
+		t.Fatalf("merchant has %d", got)
+	}
+}

@@ -182,3 +182,38 @@ func (e *env) receiptTx(h [32]byte) *types.Transaction {
 	}
 	return tx
 }
+
+// TestForeignTransferReorgedAway: we tracked someone else's transfer of
+// the payer's authorization; a reorg removes it for good, so the relayer
+// sends the authorization itself.
+func TestForeignTransferReorgedAway(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, Config{Confirmations: 2})
+	a := e.authorize(e.payer, addr(e.merchant), 2_000_000, "inv_gone")
+	call := e.token.TransferCall(a)
+	parent := e.head().Hash()
+	theirs := e.sendAs(e.deployer, call.To, call.Data, big.NewInt(1e9))
+	e.sim.Commit()
+	s, err := e.r.Submit(e.ctx, "inv_gone", call)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.TxHash != theirs.Hash() || s.Nonce != nil {
+		t.Fatalf("submit %+v: want tracking %s", s, theirs.Hash())
+	}
+	// The fork drops their block; a transaction of theirs with the same
+	// nonce and a far higher tip makes sure the transfer never returns.
+	e.fork(parent)
+	e.poll(func() error {
+		return e.c.SendTransaction(e.ctx, e.signAtNonce(e.deployer, theirs.Nonce(), addr(e.deployer), nil, big.NewInt(500e9)))
+	})
+	e.sim.Commit()
+	e.sim.Commit()
+	final, states := e.settle("inv_gone")
+	if final.State != Confirmed || final.TxHash == theirs.Hash() || final.Nonce == nil {
+		t.Fatalf("final %+v (states %v): want confirmed by our own transaction", final, states)
+	}
+	if got := e.usdc(addr(e.merchant)); got != 2_000_000 {
+		t.Fatalf("merchant has %d", got)
+	}
+}

@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"log/slog"
 	"math/big"
+	"strings"
 	"sync"
 
 	"github.com/ethereum/go-ethereum/common"
@@ -57,8 +58,16 @@ type Settlement struct {
 	BlockNumber   uint64
 	Confirmations uint64
 	Nonce         *uint64
-	// Failure says why, for Reverted and Failed.
+	// Failure says why, for Reverted and Failed: a chain.Reason, a colon
+	// and details.
 	Failure string
+}
+
+// Reason returns the chain.Reason that Failure starts with ("" when there
+// is no failure).
+func (s Settlement) Reason() chain.Reason {
+	reason, _, _ := strings.Cut(s.Failure, ":")
+	return chain.Reason(reason)
 }
 
 // Config tunes a relayer. Zero values take the defaults.

@@ -11,7 +11,10 @@ import (
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/core/types"
 
+	"github.com/jmoiron/sqlx"
+
 	"github.com/tollgatehq/tollgate/internal/chain"
+	"github.com/tollgatehq/tollgate/internal/store"
 )
 
 // Step advances every open settlement of this relayer once and returns
@@ -111,9 +114,9 @@ func (r *Relayer) advance(ctx context.Context, head *types.Header, confirmedNonc
 	if err != nil {
 		return err
 	}
+	used := false
 	if ref != nil {
-		used, err := chain.NewToken(r.b, ref.Token).AuthorizationState(ctx, ref.Authorizer, ref.Nonce)
-		if err != nil {
+		if used, err = chain.NewToken(r.b, ref.Token).AuthorizationState(ctx, ref.Authorizer, ref.Nonce); err != nil {
 			return err
 		}
 		if used {
@@ -124,11 +127,16 @@ func (r *Relayer) advance(ctx context.Context, head *types.Header, confirmedNonc
 		}
 	}
 	if !in.Nonce.Valid || len(atts) == 0 {
+		if ref != nil && !used {
+			// We were tracking someone else's transaction, a reorg took
+			// it away and the authorization is unused again: send it.
+			return r.sendOwn(ctx, head, in)
+		}
 		return nil
 	}
 	if confirmedNonce > uint64(in.Nonce.Int64) {
 		in.Status = Failed
-		in.Failure = nullString("nonce taken by a transaction tollgate did not store")
+		in.Failure = nullString(string(chain.NonceTaken) + ": nonce " + fmt.Sprint(in.Nonce.Int64) + " was used by a transaction tollgate did not store")
 		return nil
 	}
 	latest := atts[0]
@@ -244,7 +252,7 @@ func (r *Relayer) judge(ctx context.Context, head *types.Header, in *intent, rcp
 		}
 		if deep {
 			in.Status = Reverted
-			in.Failure = nullString(string(chain.TransactionReverted))
+			in.Failure = nullString(r.revertReason(ctx, in, bn).Error())
 		}
 		return nil
 	}
@@ -255,7 +263,7 @@ func (r *Relayer) judge(ctx context.Context, head *types.Header, in *intent, rcp
 	if missing := missingTransfer(rcpt, expect); missing != nil {
 		if deep {
 			in.Status = Failed
-			in.Failure = nullString(fmt.Sprintf("receipt lacks Transfer(%s, %s, %v) of %s",
+			in.Failure = nullString(fmt.Sprintf("%s: receipt lacks Transfer(%s, %s, %v) of %s", chain.TransferMissing,
 				missing.From.Hex(), missing.To.Hex(), missing.Value, missing.Token.Hex()))
 		}
 		return nil
@@ -320,5 +328,72 @@ func missingTransfer(rcpt *types.Receipt, expect []chain.Transfer) *chain.Transf
 			return e
 		}
 	}
+	return nil
+}
+
+// revertReason explains a reverted transaction: the same call run at its
+// block usually reverts again with the reason (e.g. the plan was revoked
+// just before the charge was mined).
+func (r *Relayer) revertReason(ctx context.Context, in *intent, block uint64) *chain.Failure {
+	to := common.HexToAddress(in.To)
+	_, err := r.b.CallContract(ctx, ethereum.CallMsg{From: r.from, To: &to, Data: in.Data}, new(big.Int).SetUint64(block))
+	if err != nil {
+		if reason, ok := chain.RevertReason(err); ok {
+			f := chain.ReasonFor(reason)
+			if f.Reason == chain.SimulationFailed {
+				f.Reason = chain.TransactionReverted
+			}
+			return f
+		}
+	}
+	return &chain.Failure{Reason: chain.TransactionReverted}
+}
+
+// sendOwn signs, stores and broadcasts the intent's call with a fresh
+// nonce, for an intent that had no transaction of ours.
+func (r *Relayer) sendOwn(ctx context.Context, head *types.Header, in *intent) error {
+	to := common.HexToAddress(in.To)
+	gas, err := r.b.EstimateGas(ctx, ethereum.CallMsg{From: r.from, To: &to, Data: in.Data})
+	if err != nil {
+		if reason, ok := chain.RevertReason(err); ok {
+			in.Status = Failed
+			in.Failure = nullString(chain.ReasonFor(reason).Error())
+			return nil
+		}
+		return fmt.Errorf("estimate gas: %w", err)
+	}
+	gas += gas / 5
+	tip, feeCap, err := r.fees(ctx, head, nil)
+	if err != nil {
+		return err
+	}
+	var tx *types.Transaction
+	err = store.Tx(ctx, r.db, func(q *sqlx.Tx) error {
+		if err := r.lockNonces(ctx, q); err != nil {
+			return err
+		}
+		nonce, err := r.nextNonce(ctx, q)
+		if err != nil {
+			return err
+		}
+		if tx, err = r.sign(nonce, to, in.Data, gas, tip, feeCap); err != nil {
+			return err
+		}
+		raw, err := tx.MarshalBinary()
+		if err != nil {
+			return err
+		}
+		if _, err := q.ExecContext(ctx, `UPDATE chain_intents SET nonce = $3, gas_limit = $4, updated_at = now()
+			WHERE chain_id = $1 AND idempotency_key = $2`, in.ChainID, in.Key, int64(nonce), int64(gas)); err != nil {
+			return err
+		}
+		return insertAttempt(ctx, q, in.ChainID, in.Key, 0, nonce, tx.Hash(), raw, tip, feeCap)
+	})
+	if err != nil {
+		return err
+	}
+	in.Nonce = nullInt(tx.Nonce())
+	r.log.Info("the transaction that used the authorization was reorganised away; sending our own", "key", in.Key, "tx", tx.Hash())
+	_ = r.broadcast(ctx, tx, head.Number.Uint64())
 	return nil
 }

@@ -80,9 +80,7 @@ func (r *Relayer) Submit(ctx context.Context, key string, c chain.Call) (Settlem
 	var tx *types.Transaction
 	var out Settlement
 	err = store.Tx(ctx, r.db, func(q *sqlx.Tx) error {
-		// One nonce manager per key, shared by every replica.
-		if _, err := q.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`,
-			fmt.Sprintf("tollgate.relayer.nonce:%s:%s", r.chainID, r.sender)); err != nil {
+		if err := r.lockNonces(ctx, q); err != nil {
 			return err
 		}
 		if in, err := getIntent(ctx, q, r.chainID.Int64(), key); err != nil || in != nil {
@@ -178,6 +176,14 @@ func (r *Relayer) lookback(head uint64) uint64 {
 		return 0
 	}
 	return head - window
+}
+
+// lockNonces takes the key's nonce lock until q ends: one nonce manager per
+// key, shared by every replica.
+func (r *Relayer) lockNonces(ctx context.Context, q *sqlx.Tx) error {
+	_, err := q.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`,
+		fmt.Sprintf("tollgate.relayer.nonce:%s:%s", r.chainID, r.sender))
+	return err
 }
 
 // nextNonce is the larger of the node's pending nonce and one past the
