@@ -18,6 +18,7 @@ import (
 	"github.com/ethereum/go-ethereum/accounts/abi/bind/v2"
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/crypto"
+	"github.com/ethereum/go-ethereum/ethclient"
 )
 
 // Backend is the JSON-RPC surface the library uses.
@@ -29,6 +30,9 @@ type Backend interface {
 	BalanceAt(ctx context.Context, account common.Address, blockNumber *big.Int) (*big.Int, error)
 	NonceAt(ctx context.Context, account common.Address, blockNumber *big.Int) (uint64, error)
 }
+
+// The live rail's client.
+var _ Backend = (*ethclient.Client)(nil)
 
 // Transfer is an ERC-20 Transfer(from, to, value) log a settlement must
 // produce.

@@ -25,6 +25,9 @@ import (
 
 func TestMain(m *testing.M) { testdb.Main(m) }
 
+// The simulated chain's client is a chain.Backend too.
+var _ chain.Backend = simulated.Client(nil)
+
 // env is a simulated chain (nothing mocked: its EVM runs TestUSDC and
 // PlanManager), a migrated database and a relayer. The payer and the
 // merchant hold no ETH at all.
