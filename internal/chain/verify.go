@@ -45,6 +45,9 @@ type Expect struct {
 // insufficient_funds, simulation_failed) when the payment cannot go through,
 // and a plain error when the node could not be asked.
 func VerifyTransfer(ctx context.Context, t *Token, a TransferAuthorization, e Expect) error {
+	if a.ValidAfter == nil || a.ValidBefore == nil || len(a.Signature) == 0 {
+		return fail(AuthorizationMismatch, "validAfter, validBefore and signature are required")
+	}
 	switch {
 	case e.From != (common.Address{}) && a.From != e.From:
 		return fail(AuthorizationMismatch, "from is %s, expected %s", a.From.Hex(), e.From.Hex())
