@@ -217,3 +217,41 @@ func TestForeignTransferReorgedAway(t *testing.T) {
 		t.Fatalf("merchant has %d", got)
 	}
 }
+
+// TestKilledThenRelayedElsewhere: the relayer dies before broadcasting, and
+// meanwhile someone else relays the payer's authorization. The restarted
+// relayer settles on their transfer, and still sends its stored
+// transaction so its nonce sequence has no gap: the next payment goes
+// through.
+func TestKilledThenRelayedElsewhere(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, Config{})
+	a := e.authorize(e.payer, addr(e.merchant), 4_000_000, "inv_k2")
+	call := e.token.TransferCall(a)
+	e.r.afterStore = func() error { return errKilled }
+	if _, err := e.r.Submit(e.ctx, "inv_k2", call); !errors.Is(err, errKilled) {
+		t.Fatalf("submit: %v", err)
+	}
+	theirs := e.sendAs(e.deployer, call.To, call.Data, big.NewInt(1e9))
+	e.sim.Commit()
+
+	r2, err := New(e.ctx, e.db, e.c, e.relayKey, Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.r = r2
+	final, _ := e.settle("inv_k2")
+	if final.State != Confirmed || final.TxHash != theirs.Hash() {
+		t.Fatalf("final %+v, want confirmed by their %s", final, theirs.Hash())
+	}
+	next := e.authorize(e.payer, addr(e.merchant), 1_000_000, "inv_k3")
+	if _, err := e.r.Submit(e.ctx, "inv_k3", e.token.TransferCall(next)); err != nil {
+		t.Fatal(err)
+	}
+	if s, states := e.settle("inv_k3"); s.State != Confirmed {
+		t.Fatalf("the next payment is stuck behind a nonce gap: %+v %v", s, states)
+	}
+	if got := e.usdc(addr(e.merchant)); got != 5_000_000 {
+		t.Fatalf("merchant has %d", got)
+	}
+}

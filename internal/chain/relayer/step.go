@@ -62,6 +62,9 @@ func (r *Relayer) Step(ctx context.Context) ([]Settlement, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := r.fillNonces(ctx, head, confirmedNonce); err != nil {
+		return nil, err
+	}
 	var changed []Settlement
 	for i := range open {
 		in := &open[i]
@@ -395,5 +398,31 @@ func (r *Relayer) sendOwn(ctx context.Context, head *types.Header, in *intent) e
 	in.Nonce = nullInt(tx.Nonce())
 	r.log.Info("the transaction that used the authorization was reorganised away; sending our own", "key", in.Key, "tx", tx.Hash())
 	_ = r.broadcast(ctx, tx, head.Number.Uint64())
+	return nil
+}
+
+// fillNonces keeps the nonce sequence gap-free: a settlement decided by
+// someone else's transaction (or failed) may hold a nonce of ours that was
+// stored but never reached the node; every later transaction would wait
+// behind it. Its stored bytes are broadcast (they revert harmlessly).
+func (r *Relayer) fillNonces(ctx context.Context, head *types.Header, confirmedNonce uint64) error {
+	var raws [][]byte
+	err := r.db.SelectContext(ctx, &raws, `SELECT DISTINCT ON (t.nonce) t.raw FROM chain_intents i
+		JOIN chain_transactions t ON t.chain_id = i.chain_id AND t.idempotency_key = i.idempotency_key
+		WHERE i.chain_id = $1 AND i.sender = $2 AND i.nonce >= $3 AND i.status NOT IN ('pending', 'mined')
+		ORDER BY t.nonce, t.attempt DESC`, r.chainID.Int64(), r.sender, int64(confirmedNonce))
+	if err != nil {
+		return store.Translate(err)
+	}
+	for _, raw := range raws {
+		tx := new(types.Transaction)
+		if err := tx.UnmarshalBinary(raw); err != nil {
+			return err
+		}
+		if _, _, err := r.b.TransactionByHash(ctx, tx.Hash()); errors.Is(err, ethereum.NotFound) {
+			r.log.Info("broadcasting a settled intent's transaction to fill its nonce", "tx", tx.Hash(), "nonce", tx.Nonce())
+			_ = r.broadcast(ctx, tx, head.Number.Uint64())
+		}
+	}
 	return nil
 }
