@@ -13,8 +13,13 @@ const solc = require("solc");
 // Cancun runs on every chain USDC lives on that tollgate targets; a later
 // fork's opcodes would make the bytecode undeployable on a chain lagging behind.
 const EVM_VERSION = "cancun";
-const SOURCES = ["SignatureChecker.sol", "TestUSDC.sol", "PlanManager.sol", "TestWallet.sol"];
-const CONTRACTS = { "TestUSDC.sol": "TestUSDC", "PlanManager.sol": "PlanManager", "TestWallet.sol": "TestWallet" };
+const SOURCES = ["SignatureChecker.sol", "TestUSDC.sol", "PlanManager.sol", "TestWallet.sol", "FalseToken.sol"];
+const CONTRACTS = {
+  "TestUSDC.sol": "TestUSDC",
+  "PlanManager.sol": "PlanManager",
+  "TestWallet.sol": "TestWallet",
+  "FalseToken.sol": "FalseToken",
+};
 
 const dir = __dirname;
 const input = {

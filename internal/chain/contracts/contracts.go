@@ -1,5 +1,5 @@
 // Package contracts holds tollgate's Solidity sources (PlanManager, and the
-// TestUSDC and TestWallet used by tests), their compiled ABI and bytecode,
+// TestUSDC, TestWallet and FalseToken used by tests), their compiled ABI and bytecode,
 // and the abigen v2 bindings generated from them. Everything here is
 // committed: building needs neither node nor abigen.
 package contracts

@@ -204,6 +204,13 @@ func TestPlanManagerRequires(t *testing.T) {
 	e.mustRevert(e.op, e.pm, f.charge(1), "PlanManager: plan revoked")
 	e.mustRevert(e.op, e.pm, f.activate(1), "PlanManager: plan revoked")
 
+	// A token whose transferFrom returns false instead of reverting.
+	falseToken := e.deploy(contracts.FalseTokenMetaData.Bin, nil)
+	q := unbinding(p)
+	q.Token, q.Salt = falseToken, common.Hash{9}
+	e.mustRevert(e.op, e.pm, e.plans.PackActivate(binding(q), e.signPlan(e.payer, q), noPermit(), big.NewInt(1), common.Hash{}),
+		"PlanManager: transfer failed")
+
 	// The operator role moves.
 	e.ok(e.op, e.pm, e.plans.PackSetOperator(addr(e.other)))
 	e.mustRevert(e.op, e.pm, e.plans.PackSetOperator(addr(e.op)), "PlanManager: caller is not the operator")
