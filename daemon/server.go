@@ -24,6 +24,7 @@ type Server struct {
 	metrics *metrics
 	baseURL string
 	handler http.Handler
+	oauth   *oauthServer
 }
 
 // NewServer builds the route table and middleware over db. baseURL prefixes
@@ -33,8 +34,9 @@ func NewServer(cfg Config, db *sqlx.DB, log *slog.Logger, baseURL string, limite
 		limiter = ratelimit.NewMemory(cfg.Limits, nil)
 	}
 	s := &Server{cfg: cfg, db: db, log: log, limiter: limiter, keys: auth.NewKeys(db), metrics: newMetrics(db), baseURL: baseURL}
+	s.oauth = newOAuthServer(s)
 	mux := http.NewServeMux()
-	for _, rt := range s.routes() {
+	for _, rt := range append(s.routes(), s.oauthRoutes()...) {
 		h := s.route(rt)
 		if rt.compress {
 			h = handlers.CompressHandler(h)
