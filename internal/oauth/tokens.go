@@ -6,15 +6,11 @@ import (
 	"crypto/subtle"
 	"encoding/base64"
 	"net/url"
-	"slices"
-	"strings"
 
-	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
 
 	"github.com/tollgatehq/tollgate/internal/id"
 	"github.com/tollgatehq/tollgate/internal/store"
-	"github.com/tollgatehq/tollgate/internal/tenant"
 )
 
 // TokenRequest is a token endpoint request (RFC 6749 §4.1.3 and §6, with
@@ -103,8 +99,6 @@ func (s *Service) Token(ctx context.Context, r TokenRequest) (TokenResponse, err
 
 type codeRow struct {
 	MerchantID       string         `db:"merchant_id"`
-	Mode             tenant.Mode    `db:"mode"`
-	KeyID            string         `db:"key_id"`
 	ClientID         string         `db:"client_id"`
 	RedirectURI      string         `db:"redirect_uri"`
 	RedirectURIGiven bool           `db:"redirect_uri_given"`
@@ -118,6 +112,41 @@ type codeRow struct {
 	ClientRevoked    bool           `db:"client_revoked"`
 }
 
+// Token requests read, check in Go, then make one conditional write that
+// commits on its own: spending the code (or refresh token) only if nobody
+// spent it meanwhile, and creating what it issues in the same statement.
+// Two requests racing with one secret cannot both win: the loser's write
+// matches no row, which is handled as the replay it is.
+
+// pairValues is the VALUES list of a new access and refresh token pair, in
+// the argument positions pairArgs fills from $3.
+const pairValues = `(VALUES ($3::bytea, 'access', $5::text[], $7::bigint), ($4::bytea, 'refresh', $6::text[], $8::bigint))
+	AS v (token_hash, kind, scopes, secs)`
+
+// pairArgs makes an access token carrying scopes and a refresh token
+// carrying the grant's scopes (a narrowed refresh narrows the access token
+// only, RFC 6749 §6); args are $3 to $8 of pairValues.
+func (s *Service) pairArgs(scopes, granted []string) (TokenResponse, []any) {
+	access, refresh := newSecret(AccessTokenPrefix), newSecret(RefreshTokenPrefix)
+	out := TokenResponse{AccessToken: access, TokenType: "Bearer", ExpiresIn: seconds(s.accessTTL()), RefreshToken: refresh, Scope: ScopeString(scopes)}
+	return out, []any{hashSecret(access), hashSecret(refresh), pq.StringArray(scopes), pq.StringArray(granted), seconds(s.accessTTL()), seconds(s.refreshTTL())}
+}
+
+// exchangeSQL spends a code, creates its grant and the first token pair,
+// and drops a batch of tokens that expired over a day ago (spent refresh
+// tokens are kept until then so that their reuse is still caught).
+const exchangeSQL = `WITH c AS (
+		UPDATE oauth_codes SET used_at = now(), grant_id = $2 WHERE code_hash = $1 AND used_at IS NULL
+		RETURNING merchant_id, mode, key_id, client_id, scopes, resource),
+	g AS (INSERT INTO oauth_grants (merchant_id, mode, id, key_id, client_id, scopes, resource)
+		SELECT merchant_id, mode, $2, key_id, client_id, scopes, resource FROM c RETURNING merchant_id, id),
+	t AS (INSERT INTO oauth_tokens (token_hash, merchant_id, grant_id, kind, scopes, expires_at)
+		SELECT v.token_hash, g.merchant_id, g.id, v.kind, v.scopes, now() + make_interval(secs => v.secs) FROM g, ` + pairValues + `
+		RETURNING 1),
+	p AS (DELETE FROM oauth_tokens WHERE token_hash IN (SELECT token_hash FROM oauth_tokens
+		WHERE expires_at < now() - interval '1 day' LIMIT 100 FOR UPDATE SKIP LOCKED))
+	SELECT count(*) FROM t`
+
 func (s *Service) exchangeCode(ctx context.Context, r TokenRequest) (TokenResponse, error) {
 	switch {
 	case r.Code == "":
@@ -127,53 +156,52 @@ func (s *Service) exchangeCode(ctx context.Context, r TokenRequest) (TokenRespon
 	case !hasShape(r.Code, CodePrefix):
 		return TokenResponse{}, oerr(InvalidGrant, "the authorization code is not valid")
 	}
-	var out TokenResponse
-	var refusal *Error
-	err := store.Tx(ctx, s.DB, func(tx *sqlx.Tx) error {
-		var c codeRow
-		err := tx.GetContext(ctx, &c, `SELECT c.merchant_id, c.mode, c.key_id, c.client_id, c.redirect_uri, c.redirect_uri_given,
-			c.code_challenge, c.resource, c.scopes, c.expires_at <= now() AS expired, c.used_at IS NOT NULL AS used, c.grant_id,
-			k.revoked_at IS NOT NULL AS key_revoked, o.revoked_at IS NOT NULL AS client_revoked
-			FROM oauth_codes c JOIN api_keys k ON k.id = c.key_id JOIN oauth_clients o ON o.id = c.client_id
-			WHERE c.code_hash = $1 FOR UPDATE OF c`, hashSecret(r.Code))
-		if store.NotFound(err) {
-			refusal = oerr(InvalidGrant, "the authorization code is not valid")
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		if c.Used {
-			// A replayed code may have been stolen: what it issued is
-			// revoked (RFC 6749 §4.1.2).
-			refusal = oerr(InvalidGrant, "the authorization code was already used; the tokens it issued are revoked")
-			if c.GrantID != nil {
-				return revokeGrant(ctx, tx, c.MerchantID, *c.GrantID, "code_replay")
-			}
-			return nil
-		}
-		if refusal = checkCode(c, r); refusal != nil {
-			return nil
-		}
-		grantID := id.New("ogr")
-		if _, err := tx.ExecContext(ctx, `INSERT INTO oauth_grants (merchant_id, mode, id, key_id, client_id, scopes, resource)
-			VALUES ($1, $2, $3, $4, $5, $6, $7)`, c.MerchantID, c.Mode, grantID, c.KeyID, c.ClientID, c.Scopes, c.Resource); err != nil {
-			return err
-		}
-		if _, err := tx.ExecContext(ctx, `UPDATE oauth_codes SET used_at = now(), grant_id = $2 WHERE code_hash = $1`, hashSecret(r.Code), grantID); err != nil {
-			return err
-		}
-		out, err = s.issue(ctx, tx, c.MerchantID, grantID, c.Scopes, c.Scopes)
-		return err
-	})
+	hash := hashSecret(r.Code)
+	var c codeRow
+	err := s.DB.GetContext(ctx, &c, `SELECT c.merchant_id, c.client_id, c.redirect_uri, c.redirect_uri_given,
+		c.code_challenge, c.resource, c.scopes, c.expires_at <= now() AS expired, c.used_at IS NOT NULL AS used, c.grant_id,
+		k.revoked_at IS NOT NULL AS key_revoked, o.revoked_at IS NOT NULL AS client_revoked
+		FROM oauth_codes c JOIN api_keys k ON k.id = c.key_id JOIN oauth_clients o ON o.id = c.client_id
+		WHERE c.code_hash = $1`, hash)
+	if store.NotFound(err) {
+		return TokenResponse{}, oerr(InvalidGrant, "the authorization code is not valid")
+	}
 	if err != nil {
-		return TokenResponse{}, err
+		return TokenResponse{}, store.Translate(err)
 	}
-	if refusal != nil {
-		return TokenResponse{}, refusal
+	if c.Used {
+		return TokenResponse{}, s.codeReplayed(ctx, hash)
 	}
-	s.pruneTokens(ctx)
+	if e := checkCode(c, r); e != nil {
+		return TokenResponse{}, e
+	}
+	out, args := s.pairArgs(c.Scopes, c.Scopes)
+	var n int
+	if err := s.DB.GetContext(ctx, &n, exchangeSQL, append([]any{hash, id.New("ogr")}, args...)...); err != nil {
+		return TokenResponse{}, store.Translate(err)
+	}
+	if n == 0 {
+		return TokenResponse{}, s.codeReplayed(ctx, hash)
+	}
 	return out, nil
+}
+
+// codeReplayed refuses a code presented again: it may have been stolen, so
+// what its first exchange issued is revoked (RFC 6749 §4.1.2).
+func (s *Service) codeReplayed(ctx context.Context, hash []byte) error {
+	var c struct {
+		MerchantID string  `db:"merchant_id"`
+		GrantID    *string `db:"grant_id"`
+	}
+	if err := s.DB.GetContext(ctx, &c, `SELECT merchant_id, grant_id FROM oauth_codes WHERE code_hash = $1`, hash); err != nil && !store.NotFound(err) {
+		return store.Translate(err)
+	}
+	if c.GrantID != nil {
+		if err := revokeGrant(ctx, s.DB, c.MerchantID, *c.GrantID, "code_replay"); err != nil {
+			return store.Translate(err)
+		}
+	}
+	return oerr(InvalidGrant, "the authorization code was already used; the tokens it issued are revoked")
 }
 
 // checkCode checks a live code against the token request presenting it.
@@ -213,195 +241,4 @@ func VerifyPKCE(verifier, challenge string) bool {
 	sum := sha256.Sum256([]byte(verifier))
 	want := base64.RawURLEncoding.EncodeToString(sum[:])
 	return subtle.ConstantTimeCompare([]byte(want), []byte(challenge)) == 1
-}
-
-type refreshRow struct {
-	MerchantID    string         `db:"merchant_id"`
-	GrantID       string         `db:"grant_id"`
-	Kind          string         `db:"kind"`
-	Scopes        pq.StringArray `db:"scopes"`
-	Expired       bool           `db:"expired"`
-	Used          bool           `db:"used"`
-	Revoked       bool           `db:"revoked"`
-	ClientID      string         `db:"client_id"`
-	Resource      string         `db:"resource"`
-	KeyRevoked    bool           `db:"key_revoked"`
-	ClientRevoked bool           `db:"client_revoked"`
-}
-
-// refresh rotates a refresh token: it is spent, and a new access and
-// refresh token are issued. Presenting a spent refresh token again means two
-// parties hold it; the whole grant is revoked (OAuth 2.1 §4.3.1).
-func (s *Service) refresh(ctx context.Context, r TokenRequest) (TokenResponse, error) {
-	if r.RefreshToken == "" {
-		return TokenResponse{}, oerr(InvalidRequest, "refresh_token is required")
-	}
-	if !hasShape(r.RefreshToken, RefreshTokenPrefix) {
-		return TokenResponse{}, oerr(InvalidGrant, "the refresh token is not valid")
-	}
-	var out TokenResponse
-	var refusal *Error
-	err := store.Tx(ctx, s.DB, func(tx *sqlx.Tx) error {
-		var t refreshRow
-		err := tx.GetContext(ctx, &t, `SELECT t.merchant_id, t.grant_id, t.kind, g.scopes, t.expires_at <= now() AS expired,
-			t.used_at IS NOT NULL AS used, (t.revoked_at IS NOT NULL OR g.revoked_at IS NOT NULL) AS revoked,
-			g.client_id, g.resource, k.revoked_at IS NOT NULL AS key_revoked, o.revoked_at IS NOT NULL AS client_revoked
-			FROM oauth_tokens t
-			JOIN oauth_grants g ON g.merchant_id = t.merchant_id AND g.id = t.grant_id
-			JOIN api_keys k ON k.id = g.key_id JOIN oauth_clients o ON o.id = g.client_id
-			WHERE t.token_hash = $1 FOR UPDATE OF t`, hashSecret(r.RefreshToken))
-		if store.NotFound(err) || err == nil && t.Kind != "refresh" {
-			refusal = oerr(InvalidGrant, "the refresh token is not valid")
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		switch {
-		case r.ClientID != t.ClientID:
-			refusal = oerr(InvalidGrant, "the refresh token was issued to another client")
-			return nil
-		case t.Revoked:
-			refusal = oerr(InvalidGrant, "the refresh token has been revoked")
-			return nil
-		case t.Used:
-			refusal = oerr(InvalidGrant, "the refresh token was already used; every token of this grant is revoked")
-			return revokeGrant(ctx, tx, t.MerchantID, t.GrantID, "refresh_token_reuse")
-		case t.Expired:
-			refusal = oerr(InvalidGrant, "the refresh token has expired")
-			return nil
-		case t.KeyRevoked:
-			refusal = oerr(InvalidGrant, "the API key that authorized this client has been revoked")
-			return nil
-		case t.ClientRevoked:
-			refusal = oerr(InvalidGrant, "the client has been revoked")
-			return nil
-		case r.Resource != "" && r.Resource != t.Resource:
-			refusal = oerr(InvalidTarget, "resource differs from the one the grant is for (%s)", t.Resource)
-			return nil
-		}
-		scopes := []string(t.Scopes)
-		if r.Scope != "" {
-			// A client may narrow a refresh, never widen it (RFC 6749 §6);
-			// names of no scope of ours are ignored, as at authorization.
-			asked := strings.Fields(r.Scope)
-			var narrowed []string
-			for _, sc := range Scopes() {
-				if !slices.Contains(asked, sc) {
-					continue
-				}
-				if !slices.Contains(scopes, sc) {
-					refusal = oerr(InvalidScope, "scope %s was not granted", sc)
-					return nil
-				}
-				narrowed = append(narrowed, sc)
-			}
-			if len(narrowed) == 0 {
-				refusal = oerr(InvalidScope, "scope must include billing:read or billing:write")
-				return nil
-			}
-			scopes = narrowed
-		}
-		if _, err := tx.ExecContext(ctx, `UPDATE oauth_tokens SET used_at = now() WHERE token_hash = $1`, hashSecret(r.RefreshToken)); err != nil {
-			return err
-		}
-		out, err = s.issue(ctx, tx, t.MerchantID, t.GrantID, scopes, t.Scopes)
-		return err
-	})
-	if err != nil {
-		return TokenResponse{}, err
-	}
-	if refusal != nil {
-		return TokenResponse{}, refusal
-	}
-	return out, nil
-}
-
-// issue makes an access token carrying scopes and a refresh token carrying
-// the grant's scopes (a narrowed refresh narrows the access token only, RFC
-// 6749 §6).
-func (s *Service) issue(ctx context.Context, tx *sqlx.Tx, merchantID, grantID string, scopes, granted []string) (TokenResponse, error) {
-	access, refresh := newSecret(AccessTokenPrefix), newSecret(RefreshTokenPrefix)
-	_, err := tx.ExecContext(ctx, `INSERT INTO oauth_tokens (token_hash, merchant_id, grant_id, kind, scopes, expires_at) VALUES
-		($1, $3, $4, 'access', $5, now() + make_interval(secs => $7)),
-		($2, $3, $4, 'refresh', $6, now() + make_interval(secs => $8))`,
-		hashSecret(access), hashSecret(refresh), merchantID, grantID, pq.StringArray(scopes), pq.StringArray(granted),
-		seconds(s.accessTTL()), seconds(s.refreshTTL()))
-	if err != nil {
-		return TokenResponse{}, err
-	}
-	return TokenResponse{
-		AccessToken: access, TokenType: "Bearer", ExpiresIn: seconds(s.accessTTL()),
-		RefreshToken: refresh, Scope: ScopeString(scopes),
-	}, nil
-}
-
-// pruneTokens drops a batch of tokens that expired over a day ago. Spent
-// refresh tokens are kept until then so that their reuse is still detected
-// (and revokes the grant) for as long as they would have been valid.
-func (s *Service) pruneTokens(ctx context.Context) {
-	_, _ = s.DB.ExecContext(ctx, `DELETE FROM oauth_tokens WHERE token_hash IN
-		(SELECT token_hash FROM oauth_tokens WHERE expires_at < now() - interval '1 day' LIMIT 500)`)
-}
-
-// revokeGrant ends every token of a grant; a grant revoked already keeps
-// its first reason.
-func revokeGrant(ctx context.Context, q store.Querier, merchantID, grantID, reason string) error {
-	_, err := q.ExecContext(ctx, `UPDATE oauth_grants SET revoked_at = coalesce(revoked_at, now()),
-		revoked_reason = coalesce(revoked_reason, $3) WHERE merchant_id = $1 AND id = $2`, merchantID, grantID, reason)
-	return err
-}
-
-// RevocationRequest is an RFC 7009 revocation request.
-type RevocationRequest struct {
-	Token         string
-	TokenTypeHint string
-	ClientID      string
-}
-
-// ParseRevocationRequest decodes a form-encoded revocation request body.
-// Fails with invalid_request when token is missing, a parameter repeats or
-// the body is not a form.
-func ParseRevocationRequest(body []byte) (RevocationRequest, error) {
-	form, err := parseForm(body)
-	if err != nil {
-		return RevocationRequest{}, err
-	}
-	r := RevocationRequest{Token: form.Get("token"), TokenTypeHint: form.Get("token_type_hint"), ClientID: form.Get("client_id")}
-	if r.Token == "" {
-		return r, oerr(InvalidRequest, "token is required")
-	}
-	return r, nil
-}
-
-// Revoke revokes a token (RFC 7009): a refresh token ends its whole grant,
-// an access token itself. An unknown or malformed token is not an error
-// (§2.2). When the request names a client, the token must be that client's:
-// otherwise it fails with unauthorized_client and nothing is revoked.
-func (s *Service) Revoke(ctx context.Context, r RevocationRequest) error {
-	if !hasShape(r.Token, AccessTokenPrefix) && !hasShape(r.Token, RefreshTokenPrefix) {
-		return nil
-	}
-	var t struct {
-		MerchantID string `db:"merchant_id"`
-		GrantID    string `db:"grant_id"`
-		Kind       string `db:"kind"`
-		ClientID   string `db:"client_id"`
-	}
-	err := s.DB.GetContext(ctx, &t, `SELECT t.merchant_id, t.grant_id, t.kind, g.client_id FROM oauth_tokens t
-		JOIN oauth_grants g ON g.merchant_id = t.merchant_id AND g.id = t.grant_id WHERE t.token_hash = $1`, hashSecret(r.Token))
-	if store.NotFound(err) {
-		return nil
-	}
-	if err != nil {
-		return store.Translate(err)
-	}
-	if r.ClientID != "" && r.ClientID != t.ClientID {
-		return oerr(UnauthorizedClient, "the token was issued to another client")
-	}
-	if t.Kind == "refresh" {
-		return store.Translate(revokeGrant(ctx, s.DB, t.MerchantID, t.GrantID, "revoked_by_client"))
-	}
-	_, err = s.DB.ExecContext(ctx, `UPDATE oauth_tokens SET revoked_at = coalesce(revoked_at, now()) WHERE token_hash = $1`, hashSecret(r.Token))
-	return store.Translate(err)
 }
