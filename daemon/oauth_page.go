@@ -34,6 +34,7 @@ button{font:inherit;font-weight:600;min-height:2.75rem;padding:.5rem 1.4rem;bord
 button.primary{background:#1a4fb4;color:#fff}
 :focus-visible{outline:3px solid #f59e0b;outline-offset:2px}
 code{font-size:.9em}
+@media (max-width:420px){body{padding:.75rem .5rem}main{padding:1.1rem}dl{grid-template-columns:1fr;gap:0}dd{margin-bottom:.5rem}}
 `
 
 // consentCSP is the page's Content-Security-Policy; form-action is completed
