@@ -103,6 +103,11 @@ func Start(cfg Config, db *sqlx.DB, log *slog.Logger, opts ...StartOption) (*Dae
 		defer d.background.Done()
 		pruneMeterEventKeys(bg, db, log)
 	}()
+	d.background.Add(1)
+	go func() {
+		defer d.background.Done()
+		pruneOAuth(bg, db, log)
+	}()
 	return d, nil
 }
 

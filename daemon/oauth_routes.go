@@ -1,9 +1,13 @@
 package daemon
 
 import (
+	"context"
 	"errors"
+	"log/slog"
 	"net/http"
 	"time"
+
+	"github.com/jmoiron/sqlx"
 
 	"github.com/tollgatehq/tollgate/internal/oauth"
 	"github.com/tollgatehq/tollgate/internal/ssrf"
@@ -140,4 +144,26 @@ func (o *oauthServer) writeOAuthError(w http.ResponseWriter, r *http.Request, er
 	}
 	w.Header().Set("Cache-Control", "no-store")
 	writeJSON(w, status, oauthErrorBody{Error: e.Code, Description: e.Description})
+}
+
+// pruneOAuth deletes codes and tokens long past their expiry, a minute after
+// start and then hourly (replicas running it at once share the work).
+func pruneOAuth(ctx context.Context, db *sqlx.DB, log *slog.Logger) {
+	wait := time.Minute
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(wait):
+		}
+		wait = time.Hour
+		n, err := oauth.Prune(ctx, db)
+		if err != nil && ctx.Err() == nil {
+			log.Warn("pruning expired OAuth codes and tokens", "err", err)
+			continue
+		}
+		if n > 0 {
+			log.Info("pruned expired OAuth codes and tokens", "deleted", n)
+		}
+	}
 }

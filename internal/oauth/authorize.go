@@ -195,10 +195,6 @@ func (s *Service) Approve(ctx context.Context, p Pending, who auth.Principal, sc
 	if err != nil {
 		return "", store.Translate(err)
 	}
-	// Spent and expired codes are kept a day (a replay within it still
-	// revokes what the code issued), then dropped here, where codes are
-	// made: consents are rare, and the expiry index keeps this cheap.
-	_, _ = s.DB.ExecContext(ctx, `DELETE FROM oauth_codes WHERE expires_at < now() - interval '1 day'`)
 	return code, nil
 }
 

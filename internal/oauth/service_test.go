@@ -138,9 +138,9 @@ func approveWriteOnRead(f *fixture) (string, error) {
 	return f.svc.Approve(f.ctx, p, f.who, []string{ScopeRead, ScopeWrite})
 }
 
-// Codes and tokens long past their lifetime are dropped as new ones are
-// made; spent refresh tokens stay until then, so their reuse is caught.
-func TestPruning(t *testing.T) {
+// Prune drops codes and tokens long past their lifetime; spent refresh
+// tokens stay until then, so their reuse is caught.
+func TestPrune(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t)
 	old := f.grant(ScopeRead, ScopeWrite)
@@ -151,20 +151,29 @@ func TestPruning(t *testing.T) {
 		hashSecret(old.AccessToken), hashSecret(old.RefreshToken)); err != nil {
 		t.Fatal(err)
 	}
+	f.grant(ScopeRead)
 	if _, err := f.db.Exec(`UPDATE oauth_codes SET expires_at = now() - interval '2 days'`); err != nil {
 		t.Fatal(err)
 	}
-	f.grant(ScopeRead)
-	var codes, tokens int
-	_ = f.db.Get(&codes, `SELECT count(*) FROM oauth_codes WHERE expires_at < now() - interval '1 day'`)
-	_ = f.db.Get(&tokens, `SELECT count(*) FROM oauth_tokens WHERE token_hash IN ($1, $2)`, hashSecret(old.AccessToken), hashSecret(old.RefreshToken))
-	if codes != 0 || tokens != 0 {
-		t.Fatalf("%d old codes and %d old tokens left", codes, tokens)
+	recent := f.grant(ScopeRead) // its code expires within the kept day
+	if _, err := f.db.Exec(`UPDATE oauth_codes SET expires_at = now() - interval '23 hours' WHERE expires_at > now() - interval '1 day'`); err != nil {
+		t.Fatal(err)
 	}
-	var live int
-	_ = f.db.Get(&live, `SELECT count(*) FROM oauth_tokens`)
-	if live != 4 { // the rotated pair of the first grant, and the second grant's pair
-		t.Fatalf("%d live tokens, want 4", live)
+	n, err := Prune(f.ctx, f.db)
+	if err != nil || n != 4 { // two tokens, two codes
+		t.Fatalf("pruned %d (%v), want 4", n, err)
+	}
+	var codes, tokens int
+	_ = f.db.Get(&codes, `SELECT count(*) FROM oauth_codes`)
+	_ = f.db.Get(&tokens, `SELECT count(*) FROM oauth_tokens`)
+	if codes != 1 || tokens != 6 { // the rotated pair of the first grant, and the other grants' pairs
+		t.Fatalf("%d codes and %d tokens left, want 1 and 6", codes, tokens)
+	}
+	if _, err := f.svc.Authenticate(f.ctx, recent.AccessToken); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := Prune(f.ctx, f.db); err != nil || n != 0 {
+		t.Fatalf("second prune: %d %v", n, err)
 	}
 }
 

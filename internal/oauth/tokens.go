@@ -132,9 +132,7 @@ func (s *Service) pairArgs(scopes, granted []string) (TokenResponse, []any) {
 	return out, []any{hashSecret(access), hashSecret(refresh), pq.StringArray(scopes), pq.StringArray(granted), seconds(s.accessTTL()), seconds(s.refreshTTL())}
 }
 
-// exchangeSQL spends a code, creates its grant and the first token pair,
-// and drops a batch of tokens that expired over a day ago (spent refresh
-// tokens are kept until then so that their reuse is still caught).
+// exchangeSQL spends a code and creates its grant and first token pair.
 const exchangeSQL = `WITH c AS (
 		UPDATE oauth_codes SET used_at = now(), grant_id = $2 WHERE code_hash = $1 AND used_at IS NULL
 		RETURNING merchant_id, mode, key_id, client_id, scopes, resource),
@@ -142,9 +140,7 @@ const exchangeSQL = `WITH c AS (
 		SELECT merchant_id, mode, $2, key_id, client_id, scopes, resource FROM c RETURNING merchant_id, id),
 	t AS (INSERT INTO oauth_tokens (token_hash, merchant_id, grant_id, kind, scopes, expires_at)
 		SELECT v.token_hash, g.merchant_id, g.id, v.kind, v.scopes, now() + make_interval(secs => v.secs) FROM g, ` + pairValues + `
-		RETURNING 1),
-	p AS (DELETE FROM oauth_tokens WHERE token_hash IN (SELECT token_hash FROM oauth_tokens
-		WHERE expires_at < now() - interval '1 day' LIMIT 100 FOR UPDATE SKIP LOCKED))
+		RETURNING 1)
 	SELECT count(*) FROM t`
 
 func (s *Service) exchangeCode(ctx context.Context, r TokenRequest) (TokenResponse, error) {
