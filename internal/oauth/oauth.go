@@ -56,8 +56,8 @@ const (
 	DefaultDocumentTTL = time.Hour
 )
 
-// Service is the authorization server over one database. Its zero TTLs are
-// replaced by the defaults on first use.
+// Service is the authorization server over one database. A zero TTL means
+// the default.
 type Service struct {
 	DB *sqlx.DB
 	// Issuer identifies the authorization server: the daemon's base URL.
