@@ -30,6 +30,7 @@ func newAdminCmd(f *Factory) *cobra.Command {
 	key.AddCommand(dbFlags(newAdminKeyCreate(f)), dbFlags(newAdminKeyList(f)), dbFlags(newAdminKeyRevoke(f)))
 	cmd.AddCommand(merchant, key, newAdminWebhookCmd(f, dbFlags), newAdminDeliveriesCmd(f, dbFlags))
 	cmd.AddCommand(newAdminEntitlementCmd(f, dbFlags))
+	cmd.AddCommand(newAdminOAuthCmd(f, dbFlags))
 	return cmd
 }
 

@@ -8,6 +8,7 @@ import (
 	"github.com/tollgatehq/tollgate/internal/events"
 	"github.com/tollgatehq/tollgate/internal/jobs"
 	"github.com/tollgatehq/tollgate/internal/metering"
+	"github.com/tollgatehq/tollgate/internal/oauth"
 	"github.com/tollgatehq/tollgate/internal/store"
 )
 
@@ -17,6 +18,7 @@ const (
 	jobCreditExpiry   = "credit-expiry"
 	jobMeterEventKeys = "meter-event-key-pruning"
 	jobEventRetention = "event-retention"
+	jobOAuthPruning   = "oauth-pruning"
 	// pruneBatch bounds the events one retention step deletes.
 	pruneBatch = 1000
 )
@@ -48,6 +50,15 @@ func maintenanceJobs(cfg Config, db *store.DB) []jobs.Job {
 			Run: func(ctx context.Context, now time.Time) (bool, error) {
 				n, err := events.Prune(ctx, db, cfg.EventRetention, pruneBatch, now)
 				return n == pruneBatch, err
+			},
+		},
+		{
+			// Expired codes and tokens are kept a day so replays are still
+			// recognised, then deleted in batches.
+			Name: jobOAuthPruning, Periodic: true, Every: time.Hour, First: time.Minute,
+			Run: func(ctx context.Context, _ time.Time) (bool, error) {
+				_, err := oauth.Prune(ctx, db)
+				return false, err
 			},
 		},
 	}

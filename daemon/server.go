@@ -31,6 +31,7 @@ type Server struct {
 	metrics  *metrics
 	baseURL  string
 	handler  http.Handler
+	oauth    *oauthServer
 }
 
 // NewServer builds the route table and middleware over db; cfg must be
@@ -42,8 +43,9 @@ func NewServer(cfg Config, db *store.DB, log *slog.Logger, limiter ratelimit.Lim
 	}
 	s := &Server{cfg: cfg, db: db, log: log, limiter: limiter, keys: auth.NewKeys(db), ingester: metering.NewIngester(),
 		checker: entitlements.NewChecker(db), metrics: newMetrics(db), baseURL: cfg.BaseURL}
+	s.oauth = newOAuthServer(s)
 	mux := http.NewServeMux()
-	for _, rt := range s.routes() {
+	for _, rt := range append(s.routes(), s.oauthRoutes()...) {
 		h := s.route(rt)
 		if rt.compress {
 			h = handlers.CompressHandler(h)
