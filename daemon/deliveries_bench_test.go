@@ -57,7 +57,7 @@ func benchSetup(b *testing.B, rc *receiver) (*store.DB, tenant.Scope) {
 func BenchmarkDeliveryLatency(b *testing.B) {
 	rc := newReceiver(b, nil)
 	arrived := make(chan time.Time, 1)
-	rc.before = func(*http.Request) { arrived <- time.Now() }
+	rc.Before = func(*http.Request) { arrived <- time.Now() }
 	db, s := benchSetup(b, rc)
 	samples := make([]time.Duration, 0, b.N)
 	b.ResetTimer()
@@ -86,10 +86,10 @@ func BenchmarkDeliveryThroughput(b *testing.B) {
 		b.Run(fmt.Sprintf("fail=%d%%", failPct), func(b *testing.B) {
 			rc := newReceiver(b, nil)
 			var ok, attempts atomic.Int64
-			rc.status = func(_ int, h hook) int {
+			rc.Status = func(_ int, h hook) int {
 				attempts.Add(1)
 				f := fnv.New32a()
-				f.Write([]byte(h.header.Get("wc-delivery-id") + h.header.Get("wc-delivery-attempt")))
+				f.Write([]byte(h.Header.Get("wc-delivery-id") + h.Header.Get("wc-delivery-attempt")))
 				if f.Sum32()%100 < failPct {
 					return 500
 				}

@@ -87,7 +87,7 @@ func TestDeliverySurvivesKill9(t *testing.T) {
 	var first atomic.Bool
 	first.Store(true)
 	rc := newReceiver(t, nil)
-	rc.before = func(r *http.Request) {
+	rc.Before = func(r *http.Request) {
 		if first.CompareAndSwap(true, false) {
 			inFlight <- struct{}{}
 			<-r.Context().Done() // hold the request until the daemon dies
@@ -113,13 +113,13 @@ func TestDeliverySurvivesKill9(t *testing.T) {
 	}
 	serveProcess(t, bin, url, "--allow-insecure-webhooks", "--webhook-retry-schedule", "50ms")
 	d := settled(t, db, ev.ID, 45*time.Second)[0]
-	hooks := rc.got()
+	hooks := rc.Got()
 	if d.Status != webhooks.StatusSucceeded || d.Attempts != 2 || len(hooks) != 2 {
 		t.Fatalf("after restart: %+v, %d requests", d, len(hooks))
 	}
 	for i, h := range hooks {
-		if h.attempt() != i+1 || h.header.Get("wc-delivery-id") != d.ID {
-			t.Errorf("request %d for %s has attempt %d", i, h.header.Get("wc-delivery-id"), h.attempt())
+		if h.Attempt() != i+1 || h.Header.Get("wc-delivery-id") != d.ID {
+			t.Errorf("request %d for %s has attempt %d", i, h.Header.Get("wc-delivery-id"), h.Attempt())
 		}
 	}
 	as := attemptsOf(t, db, d.ID)
@@ -147,11 +147,11 @@ func TestDeliveryTwoDaemonsOneDatabase(t *testing.T) {
 	var mu sync.Mutex
 	sent := map[string]int{} // delivery id + attempt → requests
 	rc := newReceiver(t, nil)
-	rc.status = func(_ int, h hook) int {
+	rc.Status = func(_ int, h hook) int {
 		mu.Lock()
-		sent[h.header.Get("wc-delivery-id")+"#"+h.header.Get("wc-delivery-attempt")]++
+		sent[h.Header.Get("wc-delivery-id")+"#"+h.Header.Get("wc-delivery-attempt")]++
 		mu.Unlock()
-		if h.attempt() == 1 {
+		if h.Attempt() == 1 {
 			return 500 // every delivery is retried once
 		}
 		return 200
@@ -244,8 +244,8 @@ func TestDeliveryPostgresRestartUnderLoad(t *testing.T) {
 	<-done
 	received := func() map[string]bool {
 		got := map[string]bool{}
-		for _, h := range rc.got() {
-			got[h.header.Get("wc-event-id")] = true
+		for _, h := range rc.Got() {
+			got[h.Header.Get("wc-event-id")] = true
 		}
 		return got
 	}

@@ -21,7 +21,7 @@ func TestDeliverySignedAndAcknowledged(t *testing.T) {
 	t.Parallel()
 	b := setupListening(t, insecure)
 	rc := newReceiver(t, nil)
-	rc.body = "thanks"
+	rc.Reply = "thanks"
 	m := b.merchant("acme")
 	ep := b.endpoint(m, rc.URL+"/hooks")
 	ev := emit(t, b.db, tenant.Scope{MerchantID: m, Mode: tenant.Test}, "invoice.paid", map[string]any{"id": "inv_1", "amount": "9000000"})
@@ -30,30 +30,30 @@ func TestDeliverySignedAndAcknowledged(t *testing.T) {
 	if len(ds) != 1 || ds[0].Status != webhooks.StatusSucceeded || ds[0].Attempts != 1 || ds[0].EndpointID != ep.ID {
 		t.Fatalf("deliveries %+v", ds)
 	}
-	hooks := rc.got()
+	hooks := rc.Got()
 	if len(hooks) != 1 {
 		t.Fatalf("%d requests, want 1", len(hooks))
 	}
 	h := hooks[0]
-	if err := webhook.Verify(h.body, h.header.Get("x-wc-signature"), ep.Secret, 0); err != nil {
-		t.Errorf("signature: %v (header %q)", err, h.header.Get("x-wc-signature"))
+	if err := webhook.Verify(h.Body, h.Header.Get("x-wc-signature"), ep.Secret, 0); err != nil {
+		t.Errorf("signature: %v (header %q)", err, h.Header.Get("x-wc-signature"))
 	}
 	for name, want := range map[string]string{
 		"wc-event-type": "invoice.paid", "wc-event-id": ev.ID, "wc-delivery-id": ds[0].ID,
 		"wc-delivery-attempt": "1", "Content-Type": "application/json",
 	} {
-		if got := h.header.Get(name); got != want {
+		if got := h.Header.Get(name); got != want {
 			t.Errorf("header %s = %q, want %q", name, got, want)
 		}
 	}
-	if !strings.HasPrefix(h.header.Get("User-Agent"), "tollgate-webhooks/") {
-		t.Errorf("User-Agent %q", h.header.Get("User-Agent"))
+	if !strings.HasPrefix(h.Header.Get("User-Agent"), "tollgate-webhooks/") {
+		t.Errorf("User-Agent %q", h.Header.Get("User-Agent"))
 	}
-	body := h.event(t)
+	body := h.Event(t)
 	data, _ := body["data"].(map[string]any)
 	if body["id"] != ev.ID || body["object"] != "event" || body["type"] != "invoice.paid" || body["livemode"] != false ||
 		data["amount"] != "9000000" || body["created_at"] == nil {
-		t.Errorf("body %s", h.body)
+		t.Errorf("body %s", h.Body)
 	}
 	as := attemptsOf(t, b.db, ds[0].ID)
 	if len(as) != 1 || as[0].Status == nil || *as[0].Status != 200 || as[0].ResponseBody != "thanks" || as[0].Error != nil || as[0].LatencyUS <= 0 {
@@ -65,8 +65,8 @@ func TestDeliveryExactlyFiveAttemptsThenFailed(t *testing.T) {
 	t.Parallel()
 	b := setupListening(t, insecure)
 	rc := newReceiver(t, nil)
-	rc.status = func(int, hook) int { return 500 }
-	rc.body = strings.Repeat("x", 5000)
+	rc.Status = func(int, hook) int { return 500 }
+	rc.Reply = strings.Repeat("x", 5000)
 	m := b.merchant("acme")
 	b.endpoint(m, rc.URL)
 	ev := emit(t, b.db, tenant.Scope{MerchantID: m, Mode: tenant.Test}, "invoice.paid", map[string]any{})
@@ -86,16 +86,16 @@ func TestDeliveryExactlyFiveAttemptsThenFailed(t *testing.T) {
 	}
 	// Nothing is sent after the last attempt.
 	time.Sleep(150 * time.Millisecond)
-	hooks := rc.got()
+	hooks := rc.Got()
 	if len(hooks) != 5 {
 		t.Fatalf("receiver got %d requests, want 5", len(hooks))
 	}
 	for i, h := range hooks {
-		if h.attempt() != i+1 {
-			t.Errorf("request %d has attempt %d", i, h.attempt())
+		if h.Attempt() != i+1 {
+			t.Errorf("request %d has attempt %d", i, h.Attempt())
 		}
-		if i > 0 && h.at.Sub(hooks[i-1].at) < fastRetries[i-1] {
-			t.Errorf("attempt %d came %v after the previous, before the %v delay", i+1, h.at.Sub(hooks[i-1].at), fastRetries[i-1])
+		if i > 0 && h.At.Sub(hooks[i-1].At) < fastRetries[i-1] {
+			t.Errorf("attempt %d came %v after the previous, before the %v delay", i+1, h.At.Sub(hooks[i-1].At), fastRetries[i-1])
 		}
 	}
 }
@@ -104,7 +104,7 @@ func TestDelivery2xxStopsRetries(t *testing.T) {
 	t.Parallel()
 	b := setupListening(t, insecure)
 	rc := newReceiver(t, nil)
-	rc.status = func(n int, _ hook) int {
+	rc.Status = func(n int, _ hook) int {
 		switch n {
 		case 1:
 			return 503
@@ -121,7 +121,7 @@ func TestDelivery2xxStopsRetries(t *testing.T) {
 		t.Fatalf("delivery %+v", ds[0])
 	}
 	time.Sleep(150 * time.Millisecond)
-	if n := rc.count(); n != 3 {
+	if n := rc.Count(); n != 3 {
 		t.Fatalf("receiver got %d requests, want 3 (a redirect is a failure, never followed)", n)
 	}
 }
@@ -134,22 +134,22 @@ func TestDeliveryRetryIsResigned(t *testing.T) {
 		c.WebhookRetrySchedule = []time.Duration{1100 * time.Millisecond}
 	})
 	rc := newReceiver(t, nil)
-	rc.status = func(int, hook) int { return 500 }
+	rc.Status = func(int, hook) int { return 500 }
 	m := b.merchant("acme")
 	ep := b.endpoint(m, rc.URL)
 	ev := emit(t, b.db, tenant.Scope{MerchantID: m, Mode: tenant.Test}, "invoice.paid", map[string]any{})
 	ds := settled(t, b.db, ev.ID, 10*time.Second)
-	hooks := rc.got()
+	hooks := rc.Got()
 	if ds[0].Status != webhooks.StatusFailed || len(hooks) != 2 {
 		t.Fatalf("delivery %+v, %d requests; want failed after 2 attempts", ds[0], len(hooks))
 	}
-	h1, err1 := webhook.ParseHeader(hooks[0].header.Get("x-wc-signature"))
-	h2, err2 := webhook.ParseHeader(hooks[1].header.Get("x-wc-signature"))
+	h1, err1 := webhook.ParseHeader(hooks[0].Header.Get("x-wc-signature"))
+	h2, err2 := webhook.ParseHeader(hooks[1].Header.Get("x-wc-signature"))
 	if err1 != nil || err2 != nil || !h2.Timestamp.After(h1.Timestamp) {
 		t.Fatalf("t of attempt 1 %v, of attempt 2 %v (%v %v)", h1, h2, err1, err2)
 	}
 	for _, h := range hooks {
-		if err := webhook.Verify(h.body, h.header.Get("x-wc-signature"), ep.Secret, 0); err != nil {
+		if err := webhook.Verify(h.Body, h.Header.Get("x-wc-signature"), ep.Secret, 0); err != nil {
 			t.Error(err)
 		}
 	}
@@ -177,8 +177,8 @@ func TestDeliveryHTTPSWithCAFile(t *testing.T) {
 	if ds2[0].Status != webhooks.StatusSucceeded || ds2[0].Attempts != 1 {
 		t.Fatalf("delivery with the CA: %+v", ds2[0])
 	}
-	if rc.count() != 1 {
-		t.Fatalf("receiver got %d requests", rc.count())
+	if rc.Count() != 1 {
+		t.Fatalf("receiver got %d requests", rc.Count())
 	}
 }
 
@@ -217,7 +217,7 @@ func TestDeliverySSRFRefusals(t *testing.T) {
 			t.Errorf("%s (%s): %s after %d attempts, error %v", d.EndpointID, why, d.Status, d.Attempts, deref(d.LastError))
 		}
 	}
-	if n := rc.count(); n != 0 {
+	if n := rc.Count(); n != 0 {
 		t.Fatalf("the loopback receiver got %d requests", n)
 	}
 }
@@ -245,13 +245,13 @@ func TestDeliveryRotationSignsWithBothSecrets(t *testing.T) {
 		t.Fatalf("new secret %q", rotated.Secret)
 	}
 	settled(t, b.db, emit(t, b.db, s, "invoice.paid", map[string]any{}).ID, 10*time.Second)
-	h := rc.got()[0]
-	sig := h.header.Get("x-wc-signature")
+	h := rc.Got()[0]
+	sig := h.Header.Get("x-wc-signature")
 	if strings.Count(sig, "v1=") != 2 {
 		t.Fatalf("header %q: want two v1 signatures during the overlap", sig)
 	}
 	for _, secret := range []string{old.Secret, rotated.Secret} {
-		if err := webhook.Verify(h.body, sig, secret, 0); err != nil {
+		if err := webhook.Verify(h.Body, sig, secret, 0); err != nil {
 			t.Errorf("verify with %s…: %v", secret[:10], err)
 		}
 	}
@@ -261,10 +261,10 @@ func TestDeliveryRotationSignsWithBothSecrets(t *testing.T) {
 		t.Fatal(err)
 	}
 	settled(t, b.db, emit(t, b.db, s, "invoice.paid", map[string]any{}).ID, 10*time.Second)
-	h = rc.got()[1]
-	sig = h.header.Get("x-wc-signature")
-	if strings.Count(sig, "v1=") != 1 || webhook.Verify(h.body, sig, again.Secret, 0) != nil ||
-		!errors.Is(webhook.Verify(h.body, sig, rotated.Secret, 0), webhook.ErrMismatch) {
+	h = rc.Got()[1]
+	sig = h.Header.Get("x-wc-signature")
+	if strings.Count(sig, "v1=") != 1 || webhook.Verify(h.Body, sig, again.Secret, 0) != nil ||
+		!errors.Is(webhook.Verify(h.Body, sig, rotated.Secret, 0), webhook.ErrMismatch) {
 		t.Fatalf("after a rotation without overlap: header %q", sig)
 	}
 	if _, err := webhooks.RotateSecret(ctx, b.db, "we_nope", time.Hour); err == nil {
@@ -297,8 +297,8 @@ func TestDeliveryRouting(t *testing.T) {
 	settled(t, b.db, credit.ID, 10*time.Second)
 	settled(t, b.db, paid.ID, 10*time.Second)
 	got := map[string][]string{}
-	for _, h := range rc.got() {
-		got[h.header.Get("wc-event-type")] = append(got[h.header.Get("wc-event-type")], h.header.Get("wc-delivery-id"))
+	for _, h := range rc.Got() {
+		got[h.Header.Get("wc-event-type")] = append(got[h.Header.Get("wc-event-type")], h.Header.Get("wc-delivery-id"))
 	}
 	if len(got["credit.granted"]) != 1 || len(got["invoice.paid"]) != 2 {
 		t.Fatalf("deliveries by type: %v", got)
@@ -341,7 +341,7 @@ func TestDeliveryManualRetry(t *testing.T) {
 	rc := newReceiver(t, nil)
 	var down atomic.Bool
 	down.Store(true)
-	rc.status = func(int, hook) int {
+	rc.Status = func(int, hook) int {
 		if down.Load() {
 			return http.StatusBadGateway
 		}
@@ -363,9 +363,9 @@ func TestDeliveryManualRetry(t *testing.T) {
 	eventually(t, 10*time.Second, "retried delivery succeeds", func() bool {
 		return deliveriesOf(t, b.db, ev.ID)[0].Status == webhooks.StatusSucceeded
 	})
-	hooks := rc.got()
-	if len(hooks) != 6 || hooks[5].attempt() != 6 {
-		t.Fatalf("%d requests, last attempt %d", len(hooks), hooks[len(hooks)-1].attempt())
+	hooks := rc.Got()
+	if len(hooks) != 6 || hooks[5].Attempt() != 6 {
+		t.Fatalf("%d requests, last attempt %d", len(hooks), hooks[len(hooks)-1].Attempt())
 	}
 	for _, in := range []webhooks.RetryInput{{}, {DeliveryID: "dlv_x", EventID: "evt_x"}, {DeliveryID: "dlv_nope"}, {EventID: "evt_nope"}} {
 		if _, err := webhooks.Retry(ctx, b.db, in); err == nil {
