@@ -1,0 +1,54 @@
+package daemon_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/tollgatehq/tollgate/internal/credits"
+	"github.com/tollgatehq/tollgate/internal/customers"
+	"github.com/tollgatehq/tollgate/internal/tenant"
+)
+
+// Two daemons on one database run the background jobs between them: every
+// due credit expiry is written once, by one run of the job per period, and
+// the first run of every periodic job is claimed by one daemon only.
+func TestTwoDaemonsRunEachDueJobOnce(t *testing.T) {
+	t.Parallel()
+	b, url := setupListeningURL(t)
+	startDaemon(t, b.db, url)
+	m := b.merchant("acme")
+	s := tenant.Scope{MerchantID: m, Mode: tenant.Test}
+	ctx := context.Background()
+	// Granted in the past, already due: whichever run comes first has
+	// them all to do.
+	now := time.Now().Add(-2 * time.Second)
+	expires := now.Add(time.Second)
+	const grants = 30
+	for i := range grants {
+		ext := fmt.Sprintf("u%d", i)
+		if _, err := credits.Grant(ctx, b.db, s, credits.GrantInput{Customer: customers.Ref{ExternalID: &ext}, Amount: 10, ExpiresAt: &expires}, now); err != nil {
+			t.Fatal(err)
+		}
+	}
+	count := func(q string) int {
+		var n int
+		if err := b.db.Get(&n, q); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	eventually(t, 30*time.Second, "every grant expired by the job", func() bool {
+		return count(`SELECT count(*) FROM credit_entries WHERE kind = 'expiry'`) == grants
+	})
+	// The credit-expiry job's first run came after its one-second delay;
+	// one claim per period, whichever daemon made it.
+	elapsed := time.Since(now)
+	if runs := count(`SELECT runs FROM job_schedule WHERE name = 'credit-expiry'`); runs < 1 || time.Duration(runs-1)*time.Minute > elapsed {
+		t.Fatalf("credit-expiry ran %d times in %v", runs, elapsed)
+	}
+	if n := count(`SELECT count(*) FROM credit_entries WHERE kind = 'expiry'`); n != grants {
+		t.Fatalf("%d expiry entries for %d grants", n, grants)
+	}
+}
