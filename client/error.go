@@ -28,6 +28,9 @@ const (
 	CodeResourceNotFound   = "resource_not_found"
 	CodeMethodNotAllowed   = "method_not_allowed"
 	CodeRateLimited        = "rate_limited"
+	CodePaymentFailed      = "payment_failed"
+	CodeInvoiceNotOpen     = "invoice_not_open"
+	CodeAlreadySubscribed  = "already_subscribed"
 	CodeServiceUnavailable = "service_unavailable"
 	CodeInternal           = "internal_error"
 )

@@ -9,7 +9,9 @@ import (
 
 	"github.com/tollgatehq/tollgate/internal/clock"
 	"github.com/tollgatehq/tollgate/internal/events"
+	"github.com/tollgatehq/tollgate/internal/rail"
 	"github.com/tollgatehq/tollgate/internal/ratelimit"
+	"github.com/tollgatehq/tollgate/internal/subscriptions"
 	"github.com/tollgatehq/tollgate/internal/tenant"
 )
 
@@ -42,6 +44,14 @@ type Config struct {
 	// EventRetention is how long events, with their deliveries and
 	// attempts, are kept.
 	EventRetention time.Duration
+	// DunningSchedule lists when a failed renewal is retried, as offsets
+	// from the failure; UsageGrace delays a metered period's rating past
+	// its end.
+	DunningSchedule []time.Duration
+	UsageGrace      time.Duration
+	// LiveRail settles live-mode payments; nil until the on-chain rail is
+	// configured (live checkout then says payment is not available).
+	LiveRail rail.Rail
 	// ShutdownTimeout bounds how long in-flight requests may take to finish.
 	ShutdownTimeout time.Duration
 	// Version is reported in logs and the User-Agent of deliveries.
@@ -63,6 +73,8 @@ func Defaults() Config {
 		DeliveryWorkers:       64,
 		DeliveriesPerEndpoint: 8,
 		EventRetention:        events.DefaultRetention,
+		DunningSchedule:       subscriptions.DefaultPolicy().Dunning,
+		UsageGrace:            subscriptions.DefaultPolicy().UsageGrace,
 		ShutdownTimeout:       30 * time.Second,
 		Version:               "dev",
 		Clock:                 clock.System{},
@@ -115,6 +127,20 @@ func (c *Config) Validate() error {
 		c.EventRetention = d.EventRetention
 	case c.EventRetention < 0:
 		return fmt.Errorf("--event-retention must be positive")
+	}
+	if len(c.DunningSchedule) == 0 {
+		c.DunningSchedule = d.DunningSchedule
+	}
+	for i, r := range c.DunningSchedule {
+		if r <= 0 || (i > 0 && r <= c.DunningSchedule[i-1]) {
+			return fmt.Errorf("--dunning-schedule: retries are increasing positive offsets from the failure, e.g. 24h,72h,120h")
+		}
+	}
+	switch {
+	case c.UsageGrace == 0:
+		c.UsageGrace = d.UsageGrace
+	case c.UsageGrace < 0:
+		return fmt.Errorf("--usage-grace must not be negative")
 	}
 	if c.ShutdownTimeout <= 0 {
 		c.ShutdownTimeout = d.ShutdownTimeout

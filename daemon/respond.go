@@ -25,6 +25,10 @@ func HTTPStatus(code apperr.Code) int {
 		return http.StatusBadRequest
 	case apperr.UnknownMeter, apperr.UnknownFeature, apperr.NoCreditAccount, apperr.ResourceNotFound:
 		return http.StatusNotFound
+	case apperr.PaymentFailed:
+		return http.StatusPaymentRequired
+	case apperr.InvoiceNotOpen, apperr.AlreadySubscribed:
+		return http.StatusConflict
 	case apperr.MethodNotAllowed:
 		return http.StatusMethodNotAllowed
 	case apperr.RateLimited:

@@ -32,6 +32,7 @@ type Server struct {
 	baseURL  string
 	handler  http.Handler
 	oauth    *oauthServer
+	money    *money
 }
 
 // NewServer builds the route table and middleware over db; cfg must be
@@ -44,6 +45,7 @@ func NewServer(cfg Config, db *store.DB, log *slog.Logger, limiter ratelimit.Lim
 	s := &Server{cfg: cfg, db: db, log: log, limiter: limiter, keys: auth.NewKeys(db), ingester: metering.NewIngester(),
 		checker: entitlements.NewChecker(db), metrics: newMetrics(db), baseURL: cfg.BaseURL}
 	s.oauth = newOAuthServer(s)
+	s.money = s.newMoney()
 	mux := http.NewServeMux()
 	for _, rt := range append(s.routes(), s.oauthRoutes()...) {
 		h := s.route(rt)

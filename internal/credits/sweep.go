@@ -22,9 +22,19 @@ const sweepBatch = 25
 // the sweep already leave expired remainders out; the sweep only makes the
 // ledger say so.
 func SweepExpired(ctx context.Context, db *store.DB, now time.Time) (int, error) {
+	return sweep(ctx, db, nil, now)
+}
+
+// SweepScope is SweepExpired for one merchant and mode (a test clock's
+// advance expires its grants at the clock's new time).
+func SweepScope(ctx context.Context, db *store.DB, s tenant.Scope, now time.Time) (int, error) {
+	return sweep(ctx, db, &s, now)
+}
+
+func sweep(ctx context.Context, db *store.DB, only *tenant.Scope, now time.Time) (int, error) {
 	total := 0
 	for {
-		n, accounts, err := sweepOnce(ctx, db, now)
+		n, accounts, err := sweepOnce(ctx, db, only, now)
 		total += n
 		if err != nil || accounts < sweepBatch {
 			return total, err
@@ -34,14 +44,19 @@ func SweepExpired(ctx context.Context, db *store.DB, now time.Time) (int, error)
 
 // sweepOnce expires the due grants of up to sweepBatch accounts in one
 // transaction; it returns the entries written and the accounts claimed.
-func sweepOnce(ctx context.Context, db *store.DB, now time.Time) (written, claimed int, err error) {
+func sweepOnce(ctx context.Context, db *store.DB, only *tenant.Scope, now time.Time) (written, claimed int, err error) {
+	merchant, mode := "", ""
+	if only != nil {
+		merchant, mode = only.MerchantID, string(only.Mode)
+	}
 	err = db.InTx(ctx, func(tx *store.Tx) error {
 		written, claimed = 0, 0
 		var accts []account
 		if err := tx.SelectContext(ctx, &accts, `SELECT `+accountColumns+` FROM credit_accounts a
 			WHERE (a.merchant_id, a.id) IN (SELECT merchant_id, account_id FROM credit_grant_balances
 				WHERE remaining > 0 AND expires_at IS NOT NULL AND expires_at <= $1)
-			LIMIT $2 FOR UPDATE OF a SKIP LOCKED`, now, sweepBatch); err != nil {
+				AND ($3 = '' OR (a.merchant_id = $3 AND a.mode = $4))
+			LIMIT $2 FOR UPDATE OF a SKIP LOCKED`, now, sweepBatch, merchant, mode); err != nil {
 			return err
 		}
 		claimed = len(accts)

@@ -44,6 +44,8 @@ type GrantInput struct {
 	StartsAt *time.Time
 	// Source is who granted it; empty means SourceAPI.
 	Source string
+	// SubscriptionID is the subscription a plan grant follows (SourcePlan).
+	SubscriptionID *string
 }
 
 // GrantRecord is one recorded grant.
@@ -157,9 +159,9 @@ func GrantTx(ctx context.Context, tx *store.Tx, s tenant.Scope, in GrantInput, n
 		return GrantRecord{}, err
 	}
 	var g GrantRecord
-	err = q.GetContext(ctx, &g, `INSERT INTO entitlement_grants (merchant_id, mode, id, customer_id, feature_id, limit_value, starts_at, active_until, source, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING `+grantColumns,
-		s.MerchantID, s.Mode, id.New("ent"), c.ID, f.ID, in.Limit, *in.StartsAt, in.ActiveUntil, in.Source, now)
+	err = q.GetContext(ctx, &g, `INSERT INTO entitlement_grants (merchant_id, mode, id, customer_id, feature_id, limit_value, starts_at, active_until, source, created_at, subscription_id)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING `+grantColumns,
+		s.MerchantID, s.Mode, id.New("ent"), c.ID, f.ID, in.Limit, *in.StartsAt, in.ActiveUntil, in.Source, now, in.SubscriptionID)
 	if err != nil {
 		return GrantRecord{}, store.Translate(err)
 	}
@@ -212,4 +214,41 @@ func RevokeTx(ctx context.Context, tx *store.Tx, grantID string, now time.Time) 
 	}
 	err = q.GetContext(ctx, &g.FeatureKey, `SELECT key FROM features WHERE merchant_id = $1 AND id = $2`, g.MerchantID, g.FeatureID)
 	return g, store.Translate(err)
+}
+
+// Subscription states as entitlements see them (DESIGN.md: a plan's
+// features are active while its subscription is active, in grace while it
+// is past due, revoked after it is revoked or canceled, expired after it
+// expired).
+const (
+	FollowActive  = "active"
+	FollowGrace   = "grace"
+	FollowRevoked = "revoked"
+	FollowExpired = "expired"
+)
+
+// FollowSubscription makes the current entitlements granted by the
+// subscription reflect its state at `at`: active clears any lapse; grace
+// keeps them entitled until graceUntil; revoked revokes them; expired ends
+// them at `at`. Entitlements since replaced by another grant are left alone.
+func FollowSubscription(ctx context.Context, q store.Querier, s tenant.Scope, subscriptionID, state string, at, graceUntil time.Time) error {
+	args := []any{s.MerchantID, s.Mode, subscriptionID}
+	var set string
+	switch state {
+	case FollowActive:
+		set = `active_until = NULL, grace_until = NULL, revoked_at = NULL`
+	case FollowGrace:
+		set, args = `active_until = $4, grace_until = $5, revoked_at = NULL`, append(args, at, graceUntil)
+	case FollowRevoked:
+		set, args = `revoked_at = $4`, append(args, at)
+	case FollowExpired:
+		set, args = `active_until = $4, grace_until = NULL, revoked_at = NULL`, append(args, at)
+	default:
+		return apperr.New(apperr.Internal, "unknown subscription state %q", state)
+	}
+	_, err := q.ExecContext(ctx, `UPDATE entitlements e SET `+set+`, updated_at = now()
+		FROM entitlement_grants g
+		WHERE g.merchant_id = $1 AND g.mode = $2 AND g.subscription_id = $3 AND e.merchant_id = g.merchant_id AND e.grant_id = g.id`,
+		args...)
+	return store.Translate(err)
 }

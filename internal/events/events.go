@@ -15,6 +15,8 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/lib/pq"
+
 	"github.com/tollgatehq/tollgate/internal/id"
 	"github.com/tollgatehq/tollgate/internal/page"
 	"github.com/tollgatehq/tollgate/internal/store"
@@ -87,4 +89,50 @@ func Emit(ctx context.Context, tx *store.Tx, s tenant.Scope, typ string, at time
 // List returns a page of the scope's events, newest first in feed order.
 func List(ctx context.Context, q store.Querier, s tenant.Scope, p page.Params) (page.Result[Event], error) {
 	return page.Select(ctx, q, "events", columns, s, p, Event.Position)
+}
+
+// Pending is an event to emit with EmitMany.
+type Pending struct {
+	Scope tenant.Scope
+	Type  string
+	At    time.Time
+	Data  any
+}
+
+// EmitMany is Emit for many events (of any scopes) in one statement: the
+// billing engine's batches emit hundreds at once.
+func EmitMany(ctx context.Context, tx *store.Tx, evs []Pending) error {
+	if len(evs) == 0 {
+		return nil
+	}
+	merchants, modes, ids, types, datas, ats := make([]string, len(evs)), make([]string, len(evs)), make([]string, len(evs)),
+		make([]string, len(evs)), make([]string, len(evs)), make([]string, len(evs))
+	for i, e := range evs {
+		body, err := json.Marshal(e.Data)
+		if err != nil {
+			return err
+		}
+		merchants[i], modes[i], ids[i], types[i], datas[i], ats[i] = e.Scope.MerchantID, string(e.Scope.Mode), id.New("evt"), e.Type, string(body), e.At.UTC().Format(time.RFC3339Nano)
+	}
+	var n int
+	err := tx.GetContext(ctx, &n, `WITH ev AS (
+			INSERT INTO events (merchant_id, mode, id, type, data, occurred_at)
+			SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::jsonb[], $6::timestamptz[])
+			RETURNING merchant_id, mode, id, type
+		), d AS (
+			INSERT INTO webhook_deliveries (merchant_id, mode, id, event_id, endpoint_id)
+			SELECT w.merchant_id, w.mode, 'dlv_' || replace(gen_random_uuid()::text, '-', ''), ev.id, w.id
+			FROM ev JOIN webhook_endpoints w ON w.merchant_id = ev.merchant_id AND w.mode = ev.mode
+			WHERE w.enabled AND w.removed_at IS NULL AND (cardinality(w.event_types) = 0 OR ev.type = ANY (w.event_types))
+			RETURNING 1
+		)
+		SELECT count(*) FROM d`,
+		pq.StringArray(merchants), pq.StringArray(modes), pq.StringArray(ids), pq.StringArray(types), pq.StringArray(datas), pq.StringArray(ats))
+	if err != nil {
+		return store.Translate(err)
+	}
+	if n > 0 {
+		tx.Notify(DeliveryChannel)
+	}
+	return nil
 }

@@ -17,8 +17,12 @@ import (
 	"github.com/tollgatehq/tollgate/internal/wire"
 )
 
-// StatusOpen is every invoice's status at creation.
-const StatusOpen = "open"
+// Invoice statuses: open at creation, then paid or void.
+const (
+	StatusOpen = "open"
+	StatusPaid = "paid"
+	StatusVoid = "void"
+)
 
 // Invoice is a one-time payable amount.
 type Invoice struct {
@@ -33,6 +37,10 @@ type Invoice struct {
 	Recipient     *string      `db:"recipient"`
 	DueAt         *time.Time   `db:"due_at"`
 	Status        string       `db:"status"`
+	Payee         *string      `db:"payee"`
+	PaidAt        *time.Time   `db:"paid_at"`
+	PaymentID     *string      `db:"payment_id"`
+	VoidedAt      *time.Time   `db:"voided_at"`
 	CreatedAt     time.Time    `db:"created_at"`
 }
 
@@ -81,7 +89,8 @@ func (in Input) Validate() error {
 	return nil
 }
 
-const columns = `merchant_id, mode, id, seq, amount, description, memo, invoice_number, recipient, due_at, status, created_at`
+const columns = `merchant_id, mode, id, seq, amount, description, memo, invoice_number, recipient, due_at, status,
+	payee, paid_at, payment_id, voided_at, created_at`
 
 // Create validates in and stores a new open invoice created at now, in one
 // statement (on the pool or the caller's transaction). Fails with
@@ -103,9 +112,13 @@ func (i Invoice) Wire(baseURL string) wire.Invoice {
 		Object: "invoice", ID: i.ID, Amount: i.Amount.String(), Status: i.Status,
 		CheckoutURL: baseURL + "/checkout/" + i.ID, Description: i.Description,
 		Memo: i.Memo, InvoiceNumber: i.InvoiceNumber, Recipient: i.Recipient,
-		DueAt: wire.OptTimestamp(i.DueAt), CreatedAt: wire.Timestamp(i.CreatedAt), Livemode: i.Mode == tenant.Live,
+		DueAt: wire.OptTimestamp(i.DueAt), PaidAt: wire.OptTimestamp(i.PaidAt), PaymentID: i.PaymentID,
+		VoidedAt: wire.OptTimestamp(i.VoidedAt), CreatedAt: wire.Timestamp(i.CreatedAt), Livemode: i.Mode == tenant.Live,
 	}
 }
+
+// Scope is the invoice's merchant and mode.
+func (i Invoice) Scope() tenant.Scope { return tenant.Scope{MerchantID: i.MerchantID, Mode: i.Mode} }
 
 // Position is the invoice's place in the list, for cursors.
 func (i Invoice) Position() page.Cursor { return page.Cursor{At: i.CreatedAt, Seq: i.Seq} }
@@ -113,6 +126,63 @@ func (i Invoice) Position() page.Cursor { return page.Cursor{At: i.CreatedAt, Se
 // List returns a page of the scope's invoices, newest first.
 func List(ctx context.Context, q store.Querier, s tenant.Scope, p page.Params) (page.Result[Invoice], error) {
 	return page.Select(ctx, q, "invoices", columns, s, p, Invoice.Position)
+}
+
+// ByID returns the scope's invoice with id; an unknown id (taken from a URL
+// path) is resource_not_found.
+func ByID(ctx context.Context, q store.Querier, s tenant.Scope, invoiceID string) (Invoice, error) {
+	var invs []Invoice
+	err := q.SelectContext(ctx, &invs, `SELECT `+columns+` FROM invoices WHERE merchant_id = $1 AND mode = $2 AND id = $3`, s.MerchantID, s.Mode, invoiceID)
+	if err != nil {
+		return Invoice{}, store.Translate(err)
+	}
+	if len(invs) == 0 {
+		return Invoice{}, apperr.New(apperr.ResourceNotFound, "no invoice %q", invoiceID)
+	}
+	return invs[0], nil
+}
+
+// Void marks the scope's open invoice void at now, so it can no longer be
+// paid; voiding a void invoice again returns it unchanged. Fails with
+// resource_not_found, or invoice_not_open when it is paid.
+func Void(ctx context.Context, q store.Querier, s tenant.Scope, invoiceID string, now time.Time) (Invoice, error) {
+	var invs []Invoice
+	err := q.SelectContext(ctx, &invs, `WITH v AS (
+			UPDATE invoices SET status = 'void', voided_at = $4 WHERE merchant_id = $1 AND mode = $2 AND id = $3 AND status = 'open'
+			RETURNING `+columns+`
+		) SELECT * FROM v UNION ALL
+		SELECT `+columns+` FROM invoices WHERE merchant_id = $1 AND mode = $2 AND id = $3 AND NOT EXISTS (SELECT 1 FROM v)`,
+		s.MerchantID, s.Mode, invoiceID, now)
+	if err != nil {
+		return Invoice{}, store.Translate(err)
+	}
+	if len(invs) == 0 {
+		return Invoice{}, apperr.New(apperr.ResourceNotFound, "no invoice %q", invoiceID)
+	}
+	if invs[0].Status == StatusPaid {
+		return Invoice{}, apperr.New(apperr.InvoiceNotOpen, "invoice %s is paid; refund its payment instead", invoiceID)
+	}
+	return invs[0], nil
+}
+
+// Lock returns the invoice with id locked FOR UPDATE in tx (any merchant:
+// checkout); ok=false when there is none.
+func Lock(ctx context.Context, tx *store.Tx, invoiceID string) (Invoice, bool, error) {
+	var invs []Invoice
+	err := tx.SelectContext(ctx, &invs, `SELECT `+columns+` FROM invoices WHERE id = $1 FOR UPDATE`, invoiceID)
+	if err != nil || len(invs) == 0 {
+		return Invoice{}, false, store.Translate(err)
+	}
+	return invs[0], true, nil
+}
+
+// MarkPaid records in tx that the locked open invoice was paid by
+// paymentID at paidAt, and returns it after the change.
+func MarkPaid(ctx context.Context, tx *store.Tx, inv Invoice, paymentID string, paidAt time.Time) (Invoice, error) {
+	var out Invoice
+	err := tx.GetContext(ctx, &out, `UPDATE invoices SET status = 'paid', paid_at = $3, payment_id = $4
+		WHERE merchant_id = $1 AND id = $2 AND status = 'open' RETURNING `+columns, inv.MerchantID, inv.ID, paidAt, paymentID)
+	return out, store.Translate(err)
 }
 
 // Get returns the invoice with id in any merchant and mode, for the public

@@ -14,6 +14,9 @@ type Invoice struct {
 	InvoiceNumber *string `json:"invoice_number"`
 	Recipient     *string `json:"recipient"`
 	DueAt         *string `json:"due_at"`
+	PaidAt        *string `json:"paid_at"`
+	PaymentID     *string `json:"payment_id"`
+	VoidedAt      *string `json:"voided_at"`
 	CreatedAt     string  `json:"created_at"`
 	Livemode      bool    `json:"livemode"`
 }
@@ -139,31 +142,70 @@ type Entitlement struct {
 	Livemode   bool    `json:"livemode"`
 }
 
-// Payment is a confirmed payment.
+// Payment is a confirmed payment (DESIGN.md "Money path").
 type Payment struct {
-	Object         string  `json:"object"` // "payment"
-	ID             string  `json:"id"`
-	Amount         string  `json:"amount"`
-	Status         string  `json:"status"`
-	InvoiceID      *string `json:"invoice_id"`
-	SubscriptionID *string `json:"subscription_id"`
-	Payer          *string `json:"payer"`
-	TxHash         *string `json:"tx_hash"`
-	CreatedAt      string  `json:"created_at"`
-	Livemode       bool    `json:"livemode"`
+	Object         string          `json:"object"` // "payment"; "upcoming_charge" for a preview
+	ID             string          `json:"id,omitempty"`
+	Amount         string          `json:"amount"`
+	Currency       string          `json:"currency"` // "usdc"
+	Status         string          `json:"status,omitempty"`
+	AmountRefunded string          `json:"amount_refunded"`
+	InvoiceID      *string         `json:"invoice_id"`
+	SubscriptionID *string         `json:"subscription_id"`
+	CustomerID     *string         `json:"customer_id"`
+	Payer          *string         `json:"payer"`
+	Payee          *string         `json:"payee"`
+	Network        string          `json:"network"`
+	TxHash         *string         `json:"tx_hash"`
+	ConfirmedAt    *string         `json:"confirmed_at"`
+	PeriodStart    *string         `json:"period_start,omitempty"`
+	PeriodEnd      *string         `json:"period_end,omitempty"`
+	Lines          json.RawMessage `json:"lines,omitempty"`
+	CreatedAt      string          `json:"created_at,omitempty"`
+	Livemode       bool            `json:"livemode"`
+}
+
+// Refund is money returned to a payment's payer.
+type Refund struct {
+	Object    string  `json:"object"` // "refund"
+	ID        string  `json:"id"`
+	PaymentID string  `json:"payment_id"`
+	Amount    string  `json:"amount"`
+	Reason    *string `json:"reason"`
+	Status    string  `json:"status"`
+	TxHash    *string `json:"tx_hash"`
+	CreatedAt string  `json:"created_at"`
+	Livemode  bool    `json:"livemode"`
+}
+
+// TestClock is a merchant's test-mode clock.
+type TestClock struct {
+	Object string `json:"object"` // "test_clock"
+	Now    string `json:"now"`
 }
 
 // Subscription is a customer's subscription to a plan.
 type Subscription struct {
-	Object             string  `json:"object"` // "subscription"
-	ID                 string  `json:"id"`
-	PlanID             string  `json:"plan_id"`
-	CustomerID         *string `json:"customer_id"`
-	Status             string  `json:"status"`
-	CurrentPeriodStart *string `json:"current_period_start"`
-	CurrentPeriodEnd   *string `json:"current_period_end"`
-	CreatedAt          string  `json:"created_at"`
-	Livemode           bool    `json:"livemode"`
+	Object             string          `json:"object"` // "subscription"
+	ID                 string          `json:"id"`
+	Status             string          `json:"status"`
+	PlanID             string          `json:"plan_id"`
+	ProductID          *string         `json:"product_id"`
+	CustomerID         *string         `json:"customer_id"`
+	Payer              *string         `json:"payer"`
+	UsageType          *string         `json:"usage_type"`
+	Amount             *string         `json:"amount"`
+	Interval           *string         `json:"interval"`
+	IntervalDays       *int            `json:"interval_days"`
+	Meter              *string         `json:"meter,omitempty"`
+	PricingModel       json.RawMessage `json:"pricing_model,omitempty"`
+	CurrentPeriodStart *string         `json:"current_period_start"`
+	CurrentPeriodEnd   *string         `json:"current_period_end"`
+	CancelAt           *string         `json:"cancel_at"`
+	EndedAt            *string         `json:"ended_at"`
+	LatestPaymentID    *string         `json:"latest_payment_id"`
+	CreatedAt          string          `json:"created_at"`
+	Livemode           bool            `json:"livemode"`
 }
 
 // Customer is a merchant's customer.
@@ -173,4 +215,34 @@ type Customer struct {
 	ExternalCustomerID *string `json:"external_customer_id"`
 	CreatedAt          string  `json:"created_at"`
 	Livemode           bool    `json:"livemode"`
+}
+
+// Product is what a plan sells.
+type Product struct {
+	ID          string  `json:"id"`
+	Name        string  `json:"name"`
+	Description *string `json:"description"`
+}
+
+// PlanFeature is a feature a plan grants its subscribers.
+type PlanFeature struct {
+	FeatureKey string  `json:"feature_key"`
+	LimitValue *string `json:"limit_value"`
+}
+
+// Plan is a subscription plan (a price of a product).
+type Plan struct {
+	Object       string          `json:"object"` // "plan"
+	ID           string          `json:"id"`
+	Amount       string          `json:"amount"`
+	Interval     string          `json:"interval"`
+	IntervalDays *int            `json:"interval_days"`
+	UsageType    string          `json:"usage_type"`
+	Meter        *string         `json:"meter"`
+	PricingModel json.RawMessage `json:"pricing_model"`
+	Features     []PlanFeature   `json:"features"`
+	Product      Product         `json:"product"`
+	CheckoutURL  string          `json:"checkout_url"`
+	CreatedAt    string          `json:"created_at"`
+	Livemode     bool            `json:"livemode"`
 }

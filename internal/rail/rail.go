@@ -1,0 +1,139 @@
+// Package rail is what moves USDC: paying an invoice, activating a
+// subscription's authorization (with its first charge), charging a period,
+// refunding. Test mode runs the deterministic simulated rail of this
+// package (Test), whose ledger is in PostgreSQL so restarts and replicas
+// agree; live mode runs the on-chain rail (internal/chain).
+//
+// Every operation carries an idempotency key: the same key always answers
+// the same settlement, so a caller that crashed between the rail's answer
+// and recording it asks again with the same key and records what it gets,
+// never charging twice. Keys are derived from what is being paid (the
+// invoice, the subscription and period, the refund), never random.
+package rail
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/tollgatehq/tollgate/internal/apperr"
+	"github.com/tollgatehq/tollgate/internal/money"
+	"github.com/tollgatehq/tollgate/internal/tenant"
+)
+
+// Kinds of operation.
+const (
+	Pay      = "pay"      // a one-time invoice payment
+	Activate = "activate" // a subscription's authorization, with its first charge (amount 0 for metered plans)
+	Charge   = "charge"   // a period's charge against an authorization
+	Refund   = "refund"   // money back to the payer of a settlement
+)
+
+// Statuses of a settlement.
+const (
+	Succeeded = "succeeded"
+	Failed    = "failed"
+	// Pending: submitted, not final yet (the on-chain rail awaiting
+	// confirmations). The caller asks again with the same key later.
+	Pending = "pending"
+)
+
+// Reasons a settlement failed (the payment_failed message names them).
+const (
+	InsufficientFunds    = "insufficient_funds"
+	AuthorizationRevoked = "authorization_revoked"
+)
+
+// Request is one operation.
+type Request struct {
+	Scope tenant.Scope
+	Kind  string
+	// Key identifies the operation: the same key answers the same
+	// settlement forever.
+	Key string
+	// Nonce ties operations together: the invoice id for Pay (an invoice
+	// is paid at most once), the authorization (the activation's Key) for
+	// Activate and Charge, the refunded settlement's Key for Refund.
+	Nonce  string
+	Payer  string
+	Payee  string
+	Amount money.Amount
+	// At is when the operation happens by the merchant's clock.
+	At time.Time
+}
+
+// Settlement is a rail's answer.
+type Settlement struct {
+	Key     string
+	Kind    string
+	Nonce   string
+	Payer   string
+	Payee   string
+	Amount  money.Amount
+	Status  string
+	Reason  string // when Failed
+	TxHash  string
+	At      time.Time
+	Network string
+}
+
+// Rail moves money.
+type Rail interface {
+	// Settle performs the operations, in order, each idempotent on its
+	// Key, and answers one settlement per request. An error means nothing
+	// is known about the requests from the first that failed on; asking
+	// again with the same keys is always safe. A transient failure wraps
+	// ErrTransient.
+	Settle(ctx context.Context, reqs []Request) ([]Settlement, error)
+	// Network names the rail on payments ("test" for the simulated rail).
+	Network() string
+}
+
+// ErrTransient marks a failure worth retrying at once with the same key.
+var ErrTransient = errors.New("rail: transient failure")
+
+// IsTransient reports whether err wraps ErrTransient.
+func IsTransient(err error) bool { return errors.Is(err, ErrTransient) }
+
+// SettleOne settles one request, retrying a transient failure a few times
+// with the same key (which never charges twice).
+func SettleOne(ctx context.Context, r Rail, req Request) (Settlement, error) {
+	var err error
+	for attempt := 0; attempt < 3; attempt++ {
+		var ss []Settlement
+		if ss, err = r.Settle(ctx, []Request{req}); err == nil {
+			return ss[0], nil
+		}
+		if !IsTransient(err) {
+			break
+		}
+	}
+	return Settlement{}, err
+}
+
+// Magic payer wallets of test mode (DESIGN.md), like test cards.
+const (
+	WalletSucceeds         = "0x4242424242424242424242424242424242424242"
+	WalletInsufficient     = "0x4000000000000000000000000000000000009995"
+	WalletRevokesAfter1st  = "0x4000000000000000000000000000000000000341"
+	WalletFailsTwiceAfter1 = "0x4000000000000000000000000000000000003063"
+	WalletTransientOnce    = "0x4000000000000000000000000000000000000119"
+)
+
+// MagicWallets lists the test-mode payers, in DESIGN.md's order.
+func MagicWallets() []string {
+	return []string{WalletSucceeds, WalletInsufficient, WalletRevokesAfter1st, WalletFailsTwiceAfter1, WalletTransientOnce}
+}
+
+// CheckTestPayer normalises a test-mode payer address and refuses any that
+// is not a magic wallet: invalid_request naming payer.
+func CheckTestPayer(payer string) (string, error) {
+	p := strings.ToLower(strings.TrimSpace(payer))
+	for _, w := range MagicWallets() {
+		if p == w {
+			return p, nil
+		}
+	}
+	return "", apperr.Field("payer", "test mode pays with a magic wallet: %s", strings.Join(MagicWallets(), ", "))
+}

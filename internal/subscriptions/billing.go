@@ -1,0 +1,200 @@
+package subscriptions
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/big"
+	"time"
+
+	"github.com/lib/pq"
+
+	"github.com/tollgatehq/tollgate/internal/money"
+	"github.com/tollgatehq/tollgate/internal/pricing"
+	"github.com/tollgatehq/tollgate/internal/rail"
+	"github.com/tollgatehq/tollgate/internal/store"
+	"github.com/tollgatehq/tollgate/internal/tenant"
+)
+
+// Policy is how subscriptions are billed (serve --dunning-schedule,
+// --usage-grace).
+type Policy struct {
+	// Dunning lists when a failed charge is retried, as offsets from the
+	// first failure (DESIGN.md: 1, 3 and 5 days); all failing cancels.
+	Dunning []time.Duration
+	// UsageGrace delays a metered period's rating past its end, so usage
+	// that arrives late still counts; usage later than that is not billed.
+	UsageGrace time.Duration
+}
+
+// DefaultPolicy is DESIGN.md's: retries 24 h, 72 h and 120 h after the
+// failure; metered periods rated an hour after they end.
+func DefaultPolicy() Policy {
+	return Policy{Dunning: []time.Duration{24 * time.Hour, 72 * time.Hour, 120 * time.Hour}, UsageGrace: time.Hour}
+}
+
+// Biller runs subscriptions' due actions: renewals, metered rating, dunning
+// retries, revocation and expiry.
+type Biller struct {
+	DB *store.DB
+	// Rail is the rail of a mode; ok=false when the mode has none (live
+	// without a chain configured), and its subscriptions wait.
+	Rail   func(tenant.Mode) (rail.Rail, bool)
+	Policy Policy
+	// Batch bounds the subscriptions one transaction acts on.
+	Batch int
+}
+
+// Step acts on one batch of subscriptions due by their merchants' clocks
+// (the wall clock plus a test clock's offset), across merchants, claiming
+// them FOR UPDATE SKIP LOCKED so replicas share the work; more is true when
+// the batch was full.
+func (b *Biller) Step(ctx context.Context, wall time.Time) (more bool, err error) {
+	n, err := b.step(ctx, claimDue, b.batch(), wall)
+	return n == b.batch(), err
+}
+
+// CatchUp acts, in time order, on every subscription of the scope due up to
+// upTo, each at its own due time: the test clock's advance. It waits for
+// subscriptions another worker is acting on, so when it returns nothing of
+// the scope is due up to upTo.
+func (b *Biller) CatchUp(ctx context.Context, s tenant.Scope, upTo time.Time) error {
+	for {
+		n, err := b.step(ctx, claimScope, b.batch(), s.MerchantID, s.Mode, upTo)
+		if err != nil || n == 0 {
+			return err
+		}
+	}
+}
+
+func (b *Biller) batch() int {
+	if b.Batch <= 0 {
+		return 500
+	}
+	return b.Batch
+}
+
+// NextDue is when the earliest subscription action falls due by the wall
+// clock, for the job's sleep (test clocks run ahead, so their work is found
+// by the poll or by their advance).
+func (b *Biller) NextDue(ctx context.Context) (time.Time, bool, error) {
+	var t *time.Time
+	err := b.DB.GetContext(ctx, &t, `SELECT min(next_action_at) FROM subscriptions WHERE next_action_at IS NOT NULL`)
+	if err != nil || t == nil {
+		return time.Time{}, false, store.Translate(err)
+	}
+	return *t, true, nil
+}
+
+// The claims: due by each merchant's clock across merchants (the range on
+// the due index is widened by the largest test-clock offset), or one
+// scope's up to a time, oldest due first.
+const (
+	claimDue = `SELECT ` + qualifiedColumns + ` FROM subscriptions s
+		LEFT JOIN test_clocks c ON c.merchant_id = s.merchant_id AND s.mode = 'test'
+		WHERE s.next_action_at <= $2::timestamptz + (SELECT coalesce(max(ahead_us), 0) FROM test_clocks) * interval '1 microsecond'
+			AND s.next_action_at <= $2::timestamptz + coalesce(c.ahead_us, 0) * interval '1 microsecond'
+		ORDER BY s.next_action_at LIMIT $1 FOR UPDATE OF s SKIP LOCKED`
+	claimScope = `SELECT ` + qualifiedColumns + ` FROM subscriptions s
+		WHERE s.merchant_id = $2 AND s.mode = $3 AND s.next_action_at <= $4
+		ORDER BY s.next_action_at LIMIT $1 FOR UPDATE OF s`
+)
+
+// step claims a batch with claim, decides each subscription's action at its
+// due time, settles the charges on the rail, and records the outcomes, in
+// one transaction (the rail keeps its own ledger; asking it again after a
+// crash answers the same settlements).
+func (b *Biller) step(ctx context.Context, claim string, args ...any) (int, error) {
+	claimed := 0
+	err := b.DB.InTx(ctx, func(tx *store.Tx) error {
+		var xs []Subscription
+		if err := tx.SelectContext(ctx, &xs, claim, args...); err != nil {
+			return err
+		}
+		claimed = len(xs)
+		if claimed == 0 {
+			return nil
+		}
+		usage, err := periodUsage(ctx, tx, xs)
+		if err != nil {
+			return err
+		}
+		actions := make([]*action, 0, len(xs))
+		for _, x := range xs {
+			a, err := b.decide(x, usage[x.ID])
+			if err != nil {
+				return err
+			}
+			actions = append(actions, a)
+		}
+		if err := b.settle(ctx, actions); err != nil {
+			return err
+		}
+		return b.record(ctx, tx, actions)
+	})
+	return claimed, err
+}
+
+// periodUsage rates nothing: it reads, in one query, the usage of each
+// metered subscription's current period (by its meter's aggregation), for
+// those whose period is ending.
+func periodUsage(ctx context.Context, tx *store.Tx, xs []Subscription) (map[string]*big.Int, error) {
+	var ids, merchants, modes, custs, meters, starts, ends []string
+	for _, x := range xs {
+		if !x.Metered() || x.Status != Active || x.CustomerID == nil || x.MeterID == nil {
+			continue
+		}
+		ids, merchants, modes = append(ids, x.ID), append(merchants, x.MerchantID), append(modes, string(x.Mode))
+		custs, meters = append(custs, *x.CustomerID), append(meters, *x.MeterID)
+		starts, ends = append(starts, ts(*x.CurrentPeriodStart)), append(ends, ts(*x.CurrentPeriodEnd))
+	}
+	out := map[string]*big.Int{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	var rows []struct {
+		ID string `db:"id"`
+		Q  string `db:"q"`
+	}
+	err := tx.SelectContext(ctx, &rows, `SELECT b.id, (CASE m.aggregation
+			WHEN 'count' THEN count(e.id)::numeric
+			WHEN 'max' THEN coalesce(max(e.value), 0)::numeric
+			WHEN 'last' THEN coalesce((array_agg(e.value ORDER BY e.event_timestamp DESC, e.id DESC) FILTER (WHERE e.id IS NOT NULL))[1], 0)::numeric
+			ELSE coalesce(sum(e.value), 0) END)::text AS q
+		FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::timestamptz[], $7::timestamptz[])
+			AS b(id, merchant_id, mode, customer_id, meter_id, start_at, end_at)
+		JOIN meters m ON m.merchant_id = b.merchant_id AND m.id = b.meter_id
+		LEFT JOIN meter_events e ON e.merchant_id = b.merchant_id AND e.mode = b.mode AND e.customer_id = b.customer_id
+			AND e.meter_id = b.meter_id AND e.event_timestamp >= b.start_at AND e.event_timestamp < b.end_at
+		GROUP BY b.id, m.aggregation`,
+		pq.StringArray(ids), pq.StringArray(merchants), pq.StringArray(modes), pq.StringArray(custs), pq.StringArray(meters),
+		pq.StringArray(starts), pq.StringArray(ends))
+	if err != nil {
+		return nil, store.Translate(err)
+	}
+	for _, r := range rows {
+		q, ok := new(big.Int).SetString(r.Q, 10)
+		if !ok {
+			return nil, fmt.Errorf("usage of %s: %q is not an integer", r.ID, r.Q)
+		}
+		out[r.ID] = q
+	}
+	return out, nil
+}
+
+func ts(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+
+// rate prices a metered subscription's usage with its pricing model, capped
+// at its amount; lines explain it.
+func rate(x Subscription, q *big.Int) (money.Amount, json.RawMessage, error) {
+	m, err := pricing.Decode(x.PricingModel)
+	if err != nil {
+		return 0, nil, fmt.Errorf("subscription %s: stored pricing model: %w", x.ID, err)
+	}
+	if q == nil {
+		q = new(big.Int)
+	}
+	charged, lines := pricing.Cap(m.Rate(q), *x.Amount)
+	b, err := json.Marshal(lines)
+	return charged, b, err
+}

@@ -1,0 +1,147 @@
+package subscriptions
+
+import (
+	"context"
+	"math/big"
+	"time"
+
+	"github.com/tollgatehq/tollgate/internal/apperr"
+	"github.com/tollgatehq/tollgate/internal/entitlements"
+	"github.com/tollgatehq/tollgate/internal/events"
+	"github.com/tollgatehq/tollgate/internal/fields"
+	"github.com/tollgatehq/tollgate/internal/money"
+	"github.com/tollgatehq/tollgate/internal/store"
+	"github.com/tollgatehq/tollgate/internal/tenant"
+	"github.com/tollgatehq/tollgate/internal/wire"
+)
+
+// CancelInput is a POST /v1/subscriptions/{id}/cancel request.
+type CancelInput struct {
+	// AtPeriodEnd (the default) ends the subscription when its current
+	// period ends; false ends it now.
+	AtPeriodEnd bool
+}
+
+// DecodeCancel reads the cancel request's schema; an empty object is the
+// default, at the period's end.
+func DecodeCancel(o *fields.Object) (CancelInput, error) {
+	in := CancelInput{AtPeriodEnd: true}
+	if b := o.Bool("at_period_end"); b != nil {
+		in.AtPeriodEnd = *b
+	}
+	return in, o.Err()
+}
+
+// Cancel ends the scope's subscription at its period's end (cancel_at is
+// set; the billing engine expires it then, with subscription.expired) or at
+// now (it expires at once and subscription.expired is emitted), in a
+// transaction of its own. Canceling at period end twice changes nothing.
+// Fails with resource_not_found, or invalid_request when it has ended.
+func Cancel(ctx context.Context, db *store.DB, s tenant.Scope, subscriptionID string, in CancelInput, now time.Time) (Subscription, error) {
+	return store.InTx(ctx, db, func(tx *store.Tx) (Subscription, error) {
+		x, err := lock(ctx, tx, s, subscriptionID)
+		if err != nil {
+			return Subscription{}, err
+		}
+		if !x.Live() {
+			return Subscription{}, apperr.Field("subscription", "%s is %s already", x.ID, x.Status)
+		}
+		if in.AtPeriodEnd {
+			end := *x.CurrentPeriodEnd
+			x.CancelAt = &end
+			saved, err := save(ctx, tx, x)
+			if err != nil {
+				return Subscription{}, err
+			}
+			return saved[0], nil
+		}
+		now = now.Truncate(time.Microsecond)
+		x.Status, x.CancelAt, x.EndedAt, x.NextActionAt = Expired, &now, &now, nil
+		saved, err := save(ctx, tx, x)
+		if err != nil {
+			return Subscription{}, err
+		}
+		x = saved[0]
+		if err := entitlements.FollowSubscription(ctx, tx, s, x.ID, entitlements.FollowExpired, now, time.Time{}); err != nil {
+			return Subscription{}, err
+		}
+		_, err = events.Emit(ctx, tx, s, events.SubscriptionExpired, now, x.Wire())
+		return x, err
+	})
+}
+
+// Upcoming previews the scope's subscription's next charge at now, charging
+// nothing: a licensed plan's next renewal (or the charge dunning is
+// collecting), a metered plan's current period rated with the usage so far
+// and capped, with lines saying how. Fails with resource_not_found, or
+// invalid_request when no charge is coming (ended, or canceled at the
+// period's end).
+func Upcoming(ctx context.Context, q store.Querier, s tenant.Scope, subscriptionID string, now time.Time) (wire.Payment, error) {
+	x, err := Get(ctx, q, s, subscriptionID)
+	if err != nil {
+		return wire.Payment{}, err
+	}
+	if !x.Live() {
+		return wire.Payment{}, apperr.Field("subscription", "%s is %s: no charge is coming", x.ID, x.Status)
+	}
+	var amount money.Amount
+	var lines []byte
+	var start, end time.Time
+	switch {
+	case x.Status == PastDue:
+		amount, lines, start, end = *x.OutstandingAmount, x.OutstandingLines, *x.OutstandingStart, *x.OutstandingEnd
+	case x.Metered():
+		start, end = *x.CurrentPeriodStart, *x.CurrentPeriodEnd
+		until := now
+		if until.After(end) {
+			until = end
+		}
+		q, err := usageSoFar(ctx, q, x, until)
+		if err != nil {
+			return wire.Payment{}, err
+		}
+		if amount, lines, err = rate(x, q); err != nil {
+			return wire.Payment{}, err
+		}
+	default:
+		if x.CancelAt != nil && !x.CancelAt.After(*x.CurrentPeriodEnd) {
+			return wire.Payment{}, apperr.Field("subscription", "%s ends with its period: no charge is coming", x.ID)
+		}
+		start, end = x.period(x.PeriodIndex + 1)
+		amount = *x.Amount
+	}
+	return wire.Payment{
+		Object: "upcoming_charge", Amount: amount.String(), Currency: "usdc", AmountRefunded: "0", SubscriptionID: &x.ID,
+		CustomerID: x.CustomerID, Payer: x.Payer, Network: networkOf(x), PeriodStart: wire.OptTimestamp(&start),
+		PeriodEnd: wire.OptTimestamp(&end), Lines: lines, Livemode: x.Mode == tenant.Live,
+	}, nil
+}
+
+func networkOf(x Subscription) string {
+	if x.Mode == tenant.Test {
+		return "test"
+	}
+	return "evm"
+}
+
+// usageSoFar reads the usage of x's current period up to `until`.
+func usageSoFar(ctx context.Context, q store.Querier, x Subscription, until time.Time) (*big.Int, error) {
+	var out string
+	err := q.GetContext(ctx, &out, `SELECT (CASE m.aggregation
+			WHEN 'count' THEN count(e.id)::numeric
+			WHEN 'max' THEN coalesce(max(e.value), 0)::numeric
+			WHEN 'last' THEN coalesce((array_agg(e.value ORDER BY e.event_timestamp DESC, e.id DESC) FILTER (WHERE e.id IS NOT NULL))[1], 0)::numeric
+			ELSE coalesce(sum(e.value), 0) END)::text
+		FROM meters m LEFT JOIN meter_events e ON e.merchant_id = m.merchant_id AND e.mode = $2 AND e.customer_id = $3
+			AND e.meter_id = m.id AND e.event_timestamp >= $5 AND e.event_timestamp < $6
+		WHERE m.merchant_id = $1 AND m.id = $4 GROUP BY m.aggregation`,
+		x.MerchantID, x.Mode, deref(x.CustomerID), deref(x.MeterID), *x.CurrentPeriodStart, until)
+	if err != nil {
+		return nil, store.Translate(err)
+	}
+	v, _ := new(big.Int).SetString(out, 10)
+	if v == nil {
+		v = new(big.Int)
+	}
+	return v, nil
+}

@@ -1,0 +1,131 @@
+package subscriptions
+
+import (
+	"context"
+	"time"
+
+	"github.com/tollgatehq/tollgate/internal/apperr"
+	"github.com/tollgatehq/tollgate/internal/customers"
+	"github.com/tollgatehq/tollgate/internal/entitlements"
+	"github.com/tollgatehq/tollgate/internal/events"
+	"github.com/tollgatehq/tollgate/internal/id"
+	"github.com/tollgatehq/tollgate/internal/payments"
+	"github.com/tollgatehq/tollgate/internal/plans"
+	"github.com/tollgatehq/tollgate/internal/rail"
+	"github.com/tollgatehq/tollgate/internal/store"
+)
+
+// ActivateInput is a checkout of a plan whose activation the rail settled.
+type ActivateInput struct {
+	Plan       plans.Plan
+	CustomerID string
+	Payer      string
+	// Activation is the rail's succeeded activation: the authorization
+	// later charges draw on, with the first period's charge for a licensed
+	// plan (amount 0 for a metered one).
+	Activation rail.Settlement
+	// UsageGrace delays a metered period's rating past its end.
+	UsageGrace time.Duration
+	Now        time.Time
+}
+
+// ActivateTx creates the active subscription of a checkout in tx: its first
+// period starts now; a licensed plan's first charge is recorded as its
+// payment; the plan's features are granted; subscription.active is emitted.
+// The same activation recorded twice returns the first subscription
+// (replayed=true). Fails with already_subscribed when the customer has
+// another live subscription to the plan.
+func ActivateTx(ctx context.Context, tx *store.Tx, in ActivateInput) (x Subscription, replayed bool, err error) {
+	p := in.Plan
+	s := p.Scope()
+	now := in.Now.Truncate(time.Microsecond)
+	x = Subscription{MerchantID: s.MerchantID, Mode: s.Mode, ID: id.New("sub"), PlanID: p.ID, ProductID: &p.ProductID,
+		CustomerID: &in.CustomerID, Payer: &in.Payer, Status: Active, UsageType: &p.UsageType, Amount: &p.Amount,
+		Interval: &p.Interval, IntervalDays: p.IntervalDays, MeterID: p.MeterID, PricingModel: p.PricingJSON, Anchor: &now,
+		AuthorizationKey: &in.Activation.Key, CreatedAt: now}
+	start, end := x.period(0)
+	next := end
+	if p.UsageType == plans.Metered {
+		next = end.Add(in.UsageGrace)
+	}
+	x.CurrentPeriodStart, x.CurrentPeriodEnd, x.NextActionAt = &start, &end, &next
+	var rows []Subscription
+	err = tx.SelectContext(ctx, &rows, `INSERT INTO subscriptions (merchant_id, mode, id, plan_id, product_id, customer_id, payer, status,
+			usage_type, amount, interval, interval_days, meter_id, pricing_model, anchor, period_index, current_period_start,
+			current_period_end, next_action_at, authorization_key, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, 0, $16, $17, $18, $19, $20)
+		ON CONFLICT (merchant_id, mode, plan_id, customer_id) WHERE status IN ('active', 'past_due') DO NOTHING
+		RETURNING `+columns,
+		x.MerchantID, x.Mode, x.ID, x.PlanID, x.ProductID, x.CustomerID, x.Payer, x.Status, x.UsageType, x.Amount, x.Interval,
+		x.IntervalDays, x.MeterID, nullJSON(x.PricingModel), x.Anchor, x.CurrentPeriodStart, x.CurrentPeriodEnd, x.NextActionAt,
+		x.AuthorizationKey, x.CreatedAt)
+	if err != nil {
+		return Subscription{}, false, store.Translate(err)
+	}
+	if len(rows) == 0 {
+		var live []Subscription
+		err := tx.SelectContext(ctx, &live, `SELECT `+columns+` FROM subscriptions WHERE merchant_id = $1 AND mode = $2 AND plan_id = $3
+			AND customer_id = $4 AND status IN ('active', 'past_due')`, s.MerchantID, s.Mode, p.ID, in.CustomerID)
+		if err != nil {
+			return Subscription{}, false, store.Translate(err)
+		}
+		if len(live) == 1 && live[0].AuthorizationKey != nil && *live[0].AuthorizationKey == in.Activation.Key {
+			return live[0], true, nil
+		}
+		return Subscription{}, false, apperr.New(apperr.AlreadySubscribed, "customer %s already has a live subscription to %s", in.CustomerID, p.ID)
+	}
+	x = rows[0]
+	if in.Activation.Amount > 0 {
+		pay := payments.FromSettlement(s, in.Activation)
+		pay.SubscriptionID, pay.CustomerID, pay.PeriodStart, pay.PeriodEnd = &x.ID, x.CustomerID, x.CurrentPeriodStart, x.CurrentPeriodEnd
+		stored, _, err := payments.Insert(ctx, tx, pay)
+		if err != nil {
+			return Subscription{}, false, err
+		}
+		if err := tx.GetContext(ctx, &x, `UPDATE subscriptions SET latest_payment_id = $3 WHERE merchant_id = $1 AND id = $2 RETURNING `+columns,
+			s.MerchantID, x.ID, stored.ID); err != nil {
+			return Subscription{}, false, store.Translate(err)
+		}
+	}
+	if _, err := events.Emit(ctx, tx, s, events.SubscriptionActive, now, x.Wire()); err != nil {
+		return Subscription{}, false, err
+	}
+	for _, f := range p.Features() {
+		cust := in.CustomerID
+		if _, err := entitlements.GrantTx(ctx, tx, s, entitlements.GrantInput{FeatureKey: f.Key, Customer: customers.Ref{ID: &cust},
+			Limit: f.Limit, StartsAt: &now, Source: entitlements.SourcePlan, SubscriptionID: &x.ID}, now); err != nil {
+			return Subscription{}, false, err
+		}
+	}
+	return x, false, nil
+}
+
+func nullJSON(b []byte) *string {
+	if len(b) == 0 {
+		return nil
+	}
+	s := string(b)
+	return &s
+}
+
+// ActivationIndex counts the customer's earlier subscriptions to the plan:
+// the activation key of a checkout includes it, so a checkout retried after
+// a crash settles under the same key, and a later resubscription under a
+// new one.
+func ActivationIndex(ctx context.Context, q store.Querier, p plans.Plan, customerID string) (int, error) {
+	var n int
+	err := q.GetContext(ctx, &n, `SELECT count(*) FROM subscriptions WHERE merchant_id = $1 AND mode = $2 AND plan_id = $3 AND customer_id = $4`,
+		p.MerchantID, p.Mode, p.ID, customerID)
+	return n, store.Translate(err)
+}
+
+// LiveFor returns the customer's live subscription to the plan, if any.
+func LiveFor(ctx context.Context, q store.Querier, p plans.Plan, customerID string) (Subscription, bool, error) {
+	var xs []Subscription
+	err := q.SelectContext(ctx, &xs, `SELECT `+columns+` FROM subscriptions WHERE merchant_id = $1 AND mode = $2 AND plan_id = $3
+		AND customer_id = $4 AND status IN ('active', 'past_due')`, p.MerchantID, p.Mode, p.ID, customerID)
+	if err != nil || len(xs) == 0 {
+		return Subscription{}, false, store.Translate(err)
+	}
+	return xs[0], true, nil
+}
