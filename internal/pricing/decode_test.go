@@ -183,6 +183,10 @@ func TestModelJSONAndScan(t *testing.T) {
 	if err := json.Unmarshal([]byte(`{"pricing_model":{"kind":"flat","amount":"7"}}`), &holder); err != nil || holder.P == nil || holder.P.Amount != 7 {
 		t.Fatalf("Unmarshal = %+v, %v", holder.P, err)
 	}
+	var value struct{ P Model }
+	if err := json.Unmarshal([]byte(`{"P":null}`), &value); err != nil || value.P.Kind != "" {
+		t.Fatalf("Unmarshal of null = %+v, %v; want the zero model", value.P, err)
+	}
 	if err := json.Unmarshal([]byte(`{"pricing_model":{"kind":"flat"}}`), &holder); apperr.CodeOf(err) != apperr.InvalidRequest {
 		t.Fatalf("Unmarshal of an invalid model = %v; want invalid_request", err)
 	}

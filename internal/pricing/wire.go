@@ -38,8 +38,12 @@ func (m Model) Wire() wire.PricingModel {
 // MarshalJSON encodes the model as its wire form.
 func (m Model) MarshalJSON() ([]byte, error) { return json.Marshal(m.Wire()) }
 
-// UnmarshalJSON decodes and validates a model with Decode.
+// UnmarshalJSON decodes and validates a model with Decode; JSON null
+// leaves m as it is, as encoding/json does for other types.
 func (m *Model) UnmarshalJSON(b []byte) error {
+	if isNull(b) {
+		return nil
+	}
 	d, err := Decode(b)
 	if err != nil {
 		return err
