@@ -242,7 +242,7 @@ func CreateTx(ctx context.Context, tx *store.Tx, s tenant.Scope, in Input, now t
 	featJSON, _ := json.Marshal(feats)
 	var pm json.RawMessage
 	if in.PricingModel != nil {
-		pm = in.PricingModel.Wire()
+		pm, _ = json.Marshal(in.PricingModel.Wire())
 	}
 	var p Plan
 	err := tx.GetContext(ctx, &p, `WITH pr AS (

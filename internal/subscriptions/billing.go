@@ -191,10 +191,12 @@ func rate(x Subscription, q *big.Int) (money.Amount, json.RawMessage, error) {
 	if err != nil {
 		return 0, nil, fmt.Errorf("subscription %s: stored pricing model: %w", x.ID, err)
 	}
-	if q == nil {
-		q = new(big.Int)
+	r := m.Rate(q)
+	if !r.Billable() {
+		b, err := json.Marshal(pricing.WireLines(r.Lines))
+		return 0, b, err
 	}
-	charged, lines := pricing.Cap(m.Rate(q), *x.Amount)
-	b, err := json.Marshal(lines)
+	charged, lines := pricing.Cap(r, *x.Amount)
+	b, err := json.Marshal(pricing.WireLines(lines))
 	return charged, b, err
 }
