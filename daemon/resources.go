@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"bytes"
 	"net/http"
 
 	"github.com/tollgatehq/tollgate/internal/auth"
@@ -21,6 +22,18 @@ func (s *Server) decodeBody(w http.ResponseWriter, r *http.Request) (*fields.Obj
 	body, err := readBody(w, r, s.cfg.MaxBodyBytes)
 	if err != nil {
 		return nil, err
+	}
+	return fields.Decode(body)
+}
+
+// decodeOptionalBody is decodeBody where an empty body means {}.
+func (s *Server) decodeOptionalBody(w http.ResponseWriter, r *http.Request) (*fields.Object, error) {
+	body, err := readBody(w, r, s.cfg.MaxBodyBytes)
+	if err != nil {
+		return nil, err
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		return fields.FromMap(nil), nil
 	}
 	return fields.Decode(body)
 }

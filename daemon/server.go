@@ -106,6 +106,19 @@ func (s *Server) routes() []route {
 		{pattern: "GET /v1/customers/{id}", class: ratelimit.ClassList, api: s.getCustomer},
 		{pattern: "GET /v1/customers/{id}/entitlements/{feature_key}", class: ratelimit.ClassEntitlementCheck, api: s.checkEntitlement},
 
+		// The money path (DESIGN.md): plans, reads of one object, invoice
+		// voiding, subscription cancel and upcoming charge, test clocks.
+		{pattern: "POST /v1/plans", class: ratelimit.ClassCreate, creates: true, api: s.createPlan},
+		{pattern: "GET /v1/invoices/{id}", class: ratelimit.ClassList, api: s.getInvoice},
+		{pattern: "POST /v1/invoices/{id}/void", class: ratelimit.ClassCreate, creates: true, api: s.voidInvoice},
+		{pattern: "GET /v1/payments/{id}", class: ratelimit.ClassList, api: s.getPayment},
+		{pattern: "GET /v1/subscriptions/{id}", class: ratelimit.ClassList, api: s.getSubscription},
+		{pattern: "POST /v1/subscriptions/{id}/cancel", class: ratelimit.ClassCreate, creates: true, api: s.cancelSubscription},
+		{pattern: "GET /v1/subscriptions/{id}/upcoming", class: ratelimit.ClassList, api: s.upcomingCharge},
+		{pattern: "GET /v1/test_helpers/clock", class: ratelimit.ClassList, api: s.getTestClock},
+		{pattern: "POST /v1/test_helpers/clock/advance", class: ratelimit.ClassCreate, creates: true, api: s.advanceTestClock},
+		{pattern: "POST /checkout/{id}/pay", plain: s.checkoutPay},
+
 		// Read-only resources answer other methods with 405 in the envelope.
 		{pattern: "/v1/payments", api: methodNotAllowed},
 		{pattern: "/v1/subscriptions", api: methodNotAllowed},

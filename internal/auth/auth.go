@@ -225,3 +225,14 @@ func cutBearer(header string) (string, bool) {
 	}
 	return header[len(scheme):], true
 }
+
+// MerchantName returns the merchant's display name ("" when unknown): the
+// checkout page shows who is being paid.
+func MerchantName(ctx context.Context, q store.Querier, merchantID string) (string, error) {
+	var names []string
+	err := q.SelectContext(ctx, &names, `SELECT name FROM merchants WHERE id = $1`, merchantID)
+	if err != nil || len(names) == 0 {
+		return "", store.Translate(err)
+	}
+	return names[0], nil
+}
