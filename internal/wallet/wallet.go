@@ -53,8 +53,9 @@ func TestWallet(merchantID string) common.Address {
 	return common.BytesToAddress(crypto.Keccak256([]byte(testWalletDomain), []byte(merchantID)))
 }
 
-// noLiveWallet is Payee's error in live mode without a wallet on file.
-func noLiveWallet() error {
+// NoWallet is the error of live mode without a wallet on file
+// (invalid_request), telling the operator what to run.
+func NoWallet() error {
 	return apperr.New(apperr.InvalidRequest, "no settlement wallet on file; set one with tollgate admin wallet set")
 }
 
@@ -79,7 +80,7 @@ func Payee(ctx context.Context, q store.Querier, s tenant.Scope) (string, error)
 	case s.Mode == tenant.Test:
 		return TestWallet(s.MerchantID).Hex(), nil
 	default:
-		return "", noLiveWallet()
+		return "", NoWallet()
 	}
 }
 
