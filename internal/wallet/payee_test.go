@@ -1,12 +1,16 @@
 package wallet_test
 
 import (
+	"bytes"
+	"context"
+	"errors"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/common/hexutil"
 	"golang.org/x/crypto/sha3"
 
 	"github.com/tollgatehq/tollgate/internal/apperr"
@@ -155,4 +159,38 @@ func TestSetConcurrent(t *testing.T) {
 	if err != nil || !ok || len(w.Previous) != racers {
 		t.Fatalf("after %d more sets: current %s with %d previous (%v)", racers, w.Address, len(w.Previous), err)
 	}
+}
+
+// contractWallet stands in for the on-chain rail's ERC-1271 verifier: it
+// accepts one long signature and fails like an unreachable node otherwise.
+type contractWallet struct{ sig []byte }
+
+func (c contractWallet) Verify(_ context.Context, _ common.Address, _ common.Hash, sig []byte) error {
+	if !bytes.Equal(sig, c.sig) {
+		return errors.New("eth_call isValidSignature: connection refused")
+	}
+	return nil
+}
+
+// SetWith hands the parsed signature, whatever its length, to the verifier
+// it is given; a verifier that cannot answer leaves the challenge unused.
+func TestSetWithVerifier(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	s := f.merchant(tenant.Live)
+	_, a := newKey(t)
+	f.challenge(s, a, t0)
+	long := bytes.Repeat([]byte{0xab}, 300)
+	v := contractWallet{sig: long}
+	if _, err := wallet.SetWith(f.ctx, f.db, v, s, a.Hex(), "0x"+strings.Repeat("cd", 300), t0); err == nil || apperr.CodeOf(err) != "" {
+		t.Fatalf("an unreachable verifier: %v", err)
+	}
+	w, err := wallet.SetWith(f.ctx, f.db, v, s, a.Hex(), hexutil.Encode(long), t0)
+	if err != nil || w.Address != a.Hex() {
+		t.Fatalf("contract wallet: %+v %v", w, err)
+	}
+	// The default verifier is ECDSA: the same long signature is refused.
+	f.challenge(s, a, t0.Add(time.Second))
+	_, err = wallet.Set(f.ctx, f.db, s, a.Hex(), hexutil.Encode(long), t0.Add(time.Second))
+	refused(t, "long signature for ECDSA", err, "signature: must be 65 bytes")
 }
