@@ -31,6 +31,7 @@ func newAdminCmd(f *Factory) *cobra.Command {
 	cmd.AddCommand(merchant, key, newAdminWebhookCmd(f, dbFlags), newAdminDeliveriesCmd(f, dbFlags))
 	cmd.AddCommand(newAdminEntitlementCmd(f, dbFlags))
 	cmd.AddCommand(newAdminOAuthCmd(f, dbFlags))
+	cmd.AddCommand(newAdminWalletCmd(f, dbFlags))
 	return cmd
 }
 
