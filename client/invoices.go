@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 	"encoding/json"
+	"net/url"
 	"time"
 )
 
@@ -11,13 +12,16 @@ type Invoice struct {
 	Object        string     `json:"object"` // "invoice"
 	ID            string     `json:"id"`     // inv_…
 	Amount        string     `json:"amount"` // base units, e.g. "9000000" for 9.00 USDC
-	Status        string     `json:"status"` // "open" on creation
+	Status        string     `json:"status"` // open on creation, then paid or void
 	CheckoutURL   string     `json:"checkout_url"`
 	Description   string     `json:"description"`
 	Memo          *string    `json:"memo"`
 	InvoiceNumber *string    `json:"invoice_number"`
 	Recipient     *string    `json:"recipient"`
 	DueAt         *time.Time `json:"due_at"`
+	PaidAt        *time.Time `json:"paid_at,omitempty"`
+	PaymentID     *string    `json:"payment_id,omitempty"`
+	VoidedAt      *time.Time `json:"voided_at,omitempty"`
 	CreatedAt     time.Time  `json:"created_at"`
 	Livemode      bool       `json:"livemode"`
 	// Raw is the object exactly as the API sent it.
@@ -46,4 +50,17 @@ func (c *Client) CreateInvoice(ctx context.Context, p InvoiceParams, opts ...Cal
 // ListInvoices returns one page of invoices, newest first (GET /v1/invoices).
 func (c *Client) ListInvoices(ctx context.Context, p ListParams, opts ...CallOption) (*List[Invoice], error) {
 	return list[Invoice](ctx, c, "/v1/invoices", p, opts)
+}
+
+// GetInvoice returns an invoice (GET /v1/invoices/{id}); an unknown id is
+// an *Error of code resource_not_found.
+func (c *Client) GetInvoice(ctx context.Context, id string, opts ...CallOption) (*Invoice, error) {
+	return get[Invoice](ctx, c, "/v1/invoices/"+url.PathEscape(id), opts)
+}
+
+// VoidInvoice voids an open invoice (POST /v1/invoices/{id}/void) so it
+// can no longer be paid. A paid invoice is an *Error of code
+// invoice_not_open.
+func (c *Client) VoidInvoice(ctx context.Context, id string, opts ...CallOption) (*Invoice, error) {
+	return create[Invoice](ctx, c, "/v1/invoices/"+url.PathEscape(id)+"/void", nil, true, opts)
 }

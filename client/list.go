@@ -127,6 +127,15 @@ func call[T any, P object[T]](ctx context.Context, c *Client, r *request) (*T, e
 	return decodeObject[T, P](b)
 }
 
+// get GETs the object at path.
+func get[T any, P object[T]](ctx context.Context, c *Client, path string, opts []CallOption) (*T, error) {
+	r, err := newRequest(http.MethodGet, path, nil, true, opts)
+	if err != nil {
+		return nil, err
+	}
+	return call[T, P](ctx, c, r)
+}
+
 // list GETs one page of the list at path.
 func list[T any, P object[T]](ctx context.Context, c *Client, path string, p ListParams, opts []CallOption) (*List[T], error) {
 	return listQuery[T, P](ctx, c, path, p.query(), opts)

@@ -64,7 +64,7 @@ func Start(cfg Config, db *store.DB, log *slog.Logger) (*Daemon, error) {
 		return nil, err
 	}
 	runner := jobs.New(db, cfg.Clock, log)
-	for _, j := range append(maintenanceJobs(cfg, db), deliveries.job(runner)) {
+	for _, j := range append(maintenanceJobs(cfg, db), deliveries.job(runner), billingJob(s.money.biller)) {
 		if err := runner.Add(j); err != nil {
 			ln.Close()
 			return nil, err

@@ -10,6 +10,7 @@ import (
 	"github.com/tollgatehq/tollgate/internal/metering"
 	"github.com/tollgatehq/tollgate/internal/oauth"
 	"github.com/tollgatehq/tollgate/internal/store"
+	"github.com/tollgatehq/tollgate/internal/subscriptions"
 )
 
 // Periodic maintenance, run by the job runner once per period across
@@ -19,6 +20,7 @@ const (
 	jobMeterEventKeys = "meter-event-key-pruning"
 	jobEventRetention = "event-retention"
 	jobOAuthPruning   = "oauth-pruning"
+	jobBilling        = "subscription-billing"
 	// pruneBatch bounds the events one retention step deletes.
 	pruneBatch = 1000
 )
@@ -61,5 +63,15 @@ func maintenanceJobs(cfg Config, db *store.DB) []jobs.Job {
 				return false, err
 			},
 		},
+	}
+}
+
+// billingJob runs due subscription actions (renewals, metered rating,
+// dunning, expiry) in batches; every replica may run it, claiming with SKIP
+// LOCKED.
+func billingJob(b *subscriptions.Biller) jobs.Job {
+	return jobs.Job{
+		Name: jobBilling, Every: 5 * time.Second, Run: b.Step,
+		Next: func(ctx context.Context, _ time.Time) (time.Time, bool, error) { return b.NextDue(ctx) },
 	}
 }

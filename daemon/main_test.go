@@ -45,7 +45,7 @@ func setup(t testing.TB, opts ...func(*daemon.Config)) *bundle {
 	for _, o := range opts {
 		o(&cfg)
 	}
-	d, err := daemon.Start(cfg, db, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	d, err := daemon.Start(cfg, db, testLogger())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,4 +151,13 @@ func privateCluster(t *testing.T) (*pgcluster.Cluster, string, *store.DB) {
 		t.Fatal(err)
 	}
 	return cl, url, db
+}
+
+// testLogger discards the daemon's log, or with TOLLGATE_TEST_LOG set
+// writes it to stderr (debugging a failing test).
+func testLogger() *slog.Logger {
+	if os.Getenv("TOLLGATE_TEST_LOG") != "" {
+		return slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
+	return slog.New(slog.NewTextHandler(io.Discard, nil))
 }

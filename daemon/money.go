@@ -4,28 +4,26 @@ import (
 	"context"
 	"time"
 
-	"github.com/ethereum/go-ethereum/common"
-	"github.com/ethereum/go-ethereum/crypto"
-
 	"github.com/tollgatehq/tollgate/internal/checkout"
 	"github.com/tollgatehq/tollgate/internal/credits"
 	"github.com/tollgatehq/tollgate/internal/rail"
 	"github.com/tollgatehq/tollgate/internal/subscriptions"
 	"github.com/tollgatehq/tollgate/internal/tenant"
 	"github.com/tollgatehq/tollgate/internal/testclock"
+	"github.com/tollgatehq/tollgate/internal/wallet"
 )
 
-// money is the daemon's money path: the rails, the billing engine and
+// moneyPath is the daemon's money path: the rails, the billing engine and
 // checkout, built once per server.
-type money struct {
+type moneyPath struct {
 	testRail *rail.Test
 	live     rail.Rail
 	biller   *subscriptions.Biller
 	checkout checkout.Env
 }
 
-func (s *Server) newMoney() *money {
-	m := &money{testRail: rail.NewTest(s.db), live: s.cfg.LiveRail}
+func (s *Server) newMoney() *moneyPath {
+	m := &moneyPath{testRail: rail.NewTest(s.db), live: s.cfg.LiveRail}
 	m.biller = &subscriptions.Biller{DB: s.db, Rail: m.railFor,
 		Policy: subscriptions.Policy{Dunning: s.cfg.DunningSchedule, UsageGrace: s.cfg.UsageGrace}}
 	m.checkout = checkout.Env{DB: s.db, Rail: m.railFor, Now: s.scopeNow, Payee: s.payee, UsageGrace: s.cfg.UsageGrace, BaseURL: s.baseURL}
@@ -34,7 +32,7 @@ func (s *Server) newMoney() *money {
 
 // railFor is the rail of a mode: the simulated rail in test mode, the
 // on-chain rail in live mode once configured.
-func (m *money) railFor(mode tenant.Mode) (rail.Rail, bool) {
+func (m *moneyPath) railFor(mode tenant.Mode) (rail.Rail, bool) {
 	if mode == tenant.Test {
 		return m.testRail, true
 	}
@@ -55,11 +53,10 @@ func (s *Server) scopeNow(sc tenant.Scope) time.Time {
 	return now.Add(ahead)
 }
 
-// payee is where a merchant's money settles: in test mode without a wallet
-// on file, a generated test wallet no one holds a key for.
-func (s *Server) payee(_ context.Context, sc tenant.Scope) (string, error) {
-	h := crypto.Keccak256([]byte("tollgate test wallet\x00" + sc.MerchantID))
-	return common.BytesToAddress(h[12:]).Hex(), nil
+// payee is where a merchant's money settles: the wallet on file, or in test
+// mode a generated test wallet no one holds a key for.
+func (s *Server) payee(ctx context.Context, sc tenant.Scope) (string, error) {
+	return wallet.Payee(ctx, s.db, sc)
 }
 
 // billingJob is the subscription billing engine as a job of the runner.

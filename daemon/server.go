@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"html/template"
 	"log/slog"
 	"math"
 	"net/http"
@@ -32,7 +33,9 @@ type Server struct {
 	baseURL  string
 	handler  http.Handler
 	oauth    *oauthServer
-	money    *money
+	money    *moneyPath
+	// checkoutTmpl is the hosted checkout page.
+	checkoutTmpl *template.Template
 }
 
 // NewServer builds the route table and middleware over db; cfg must be
@@ -46,6 +49,7 @@ func NewServer(cfg Config, db *store.DB, log *slog.Logger, limiter ratelimit.Lim
 		checker: entitlements.NewChecker(db), metrics: newMetrics(db), baseURL: cfg.BaseURL}
 	s.oauth = newOAuthServer(s)
 	s.money = s.newMoney()
+	s.checkoutTmpl = parseCheckoutTemplate()
 	mux := http.NewServeMux()
 	for _, rt := range append(s.routes(), s.oauthRoutes()...) {
 		h := s.route(rt)

@@ -31,26 +31,26 @@ const (
 
 // Payment is a confirmed payment.
 type Payment struct {
-	MerchantID     string          `db:"merchant_id"`
-	Mode           tenant.Mode     `db:"mode"`
-	ID             string          `db:"id"`
-	Seq            int64           `db:"seq"`
-	InvoiceID      *string         `db:"invoice_id"`
-	SubscriptionID *string         `db:"subscription_id"`
-	CustomerID     *string         `db:"customer_id"`
-	Amount         money.Amount    `db:"amount"`
-	AmountRefunded money.Amount    `db:"amount_refunded"`
-	Payer          *string         `db:"payer"`
-	Payee          *string         `db:"payee"`
-	Network        string          `db:"network"`
-	TxHash         *string         `db:"tx_hash"`
-	Status         string          `db:"status"`
-	ConfirmedAt    *time.Time      `db:"confirmed_at"`
-	PeriodStart    *time.Time      `db:"period_start"`
-	PeriodEnd      *time.Time      `db:"period_end"`
-	Lines          json.RawMessage `db:"lines"`
-	SettlementKey  *string         `db:"settlement_key"`
-	CreatedAt      time.Time       `db:"created_at"`
+	MerchantID     string       `db:"merchant_id"`
+	Mode           tenant.Mode  `db:"mode"`
+	ID             string       `db:"id"`
+	Seq            int64        `db:"seq"`
+	InvoiceID      *string      `db:"invoice_id"`
+	SubscriptionID *string      `db:"subscription_id"`
+	CustomerID     *string      `db:"customer_id"`
+	Amount         money.Amount `db:"amount"`
+	AmountRefunded money.Amount `db:"amount_refunded"`
+	Payer          *string      `db:"payer"`
+	Payee          *string      `db:"payee"`
+	Network        string       `db:"network"`
+	TxHash         *string      `db:"tx_hash"`
+	Status         string       `db:"status"`
+	ConfirmedAt    *time.Time   `db:"confirmed_at"`
+	PeriodStart    *time.Time   `db:"period_start"`
+	PeriodEnd      *time.Time   `db:"period_end"`
+	Lines          []byte       `db:"lines"`
+	SettlementKey  *string      `db:"settlement_key"`
+	CreatedAt      time.Time    `db:"created_at"`
 }
 
 const columns = `merchant_id, mode, id, seq, invoice_id, subscription_id, customer_id, amount, amount_refunded, payer, payee,

@@ -62,21 +62,21 @@ type Input struct {
 
 // Plan is a stored plan with its product.
 type Plan struct {
-	MerchantID   string          `db:"merchant_id"`
-	Mode         tenant.Mode     `db:"mode"`
-	ID           string          `db:"id"`
-	Seq          int64           `db:"seq"`
-	ProductID    string          `db:"product_id"`
-	ProductName  string          `db:"product_name"`
-	ProductDesc  *string         `db:"product_description"`
-	Amount       money.Amount    `db:"amount"`
-	Interval     string          `db:"interval"`
-	IntervalDays *int            `db:"interval_days"`
-	UsageType    string          `db:"usage_type"`
-	MeterID      *string         `db:"meter_id"`
-	PricingJSON  json.RawMessage `db:"pricing_model"`
-	FeaturesJSON json.RawMessage `db:"features"`
-	CreatedAt    time.Time       `db:"created_at"`
+	MerchantID   string       `db:"merchant_id"`
+	Mode         tenant.Mode  `db:"mode"`
+	ID           string       `db:"id"`
+	Seq          int64        `db:"seq"`
+	ProductID    string       `db:"product_id"`
+	ProductName  string       `db:"product_name"`
+	ProductDesc  *string      `db:"product_description"`
+	Amount       money.Amount `db:"amount"`
+	Interval     string       `db:"interval"`
+	IntervalDays *int         `db:"interval_days"`
+	UsageType    string       `db:"usage_type"`
+	MeterID      *string      `db:"meter_id"`
+	PricingJSON  []byte       `db:"pricing_model"`
+	FeaturesJSON []byte       `db:"features"`
+	CreatedAt    time.Time    `db:"created_at"`
 }
 
 // Decode reads POST /v1/plans' schema from a JSON object (a REST body or

@@ -14,7 +14,6 @@ package subscriptions
 
 import (
 	"context"
-	"encoding/json"
 	"time"
 
 	"github.com/tollgatehq/tollgate/internal/apperr"
@@ -37,37 +36,37 @@ const (
 
 // Subscription is a customer's subscription to a plan.
 type Subscription struct {
-	MerchantID         string          `db:"merchant_id"`
-	Mode               tenant.Mode     `db:"mode"`
-	ID                 string          `db:"id"`
-	Seq                int64           `db:"seq"`
-	PlanID             string          `db:"plan_id"`
-	ProductID          *string         `db:"product_id"`
-	CustomerID         *string         `db:"customer_id"`
-	Payer              *string         `db:"payer"`
-	Status             string          `db:"status"`
-	UsageType          *string         `db:"usage_type"`
-	Amount             *money.Amount   `db:"amount"`
-	Interval           *string         `db:"interval"`
-	IntervalDays       *int            `db:"interval_days"`
-	MeterID            *string         `db:"meter_id"`
-	PricingModel       json.RawMessage `db:"pricing_model"`
-	Anchor             *time.Time      `db:"anchor"`
-	PeriodIndex        int             `db:"period_index"`
-	CurrentPeriodStart *time.Time      `db:"current_period_start"`
-	CurrentPeriodEnd   *time.Time      `db:"current_period_end"`
-	CancelAt           *time.Time      `db:"cancel_at"`
-	EndedAt            *time.Time      `db:"ended_at"`
-	LatestPaymentID    *string         `db:"latest_payment_id"`
-	NextActionAt       *time.Time      `db:"next_action_at"`
-	FailedAt           *time.Time      `db:"failed_at"`
-	Retries            int             `db:"retries"`
-	OutstandingAmount  *money.Amount   `db:"outstanding_amount"`
-	OutstandingLines   json.RawMessage `db:"outstanding_lines"`
-	OutstandingStart   *time.Time      `db:"outstanding_start"`
-	OutstandingEnd     *time.Time      `db:"outstanding_end"`
-	AuthorizationKey   *string         `db:"authorization_key"`
-	CreatedAt          time.Time       `db:"created_at"`
+	MerchantID         string        `db:"merchant_id"`
+	Mode               tenant.Mode   `db:"mode"`
+	ID                 string        `db:"id"`
+	Seq                int64         `db:"seq"`
+	PlanID             string        `db:"plan_id"`
+	ProductID          *string       `db:"product_id"`
+	CustomerID         *string       `db:"customer_id"`
+	Payer              *string       `db:"payer"`
+	Status             string        `db:"status"`
+	UsageType          *string       `db:"usage_type"`
+	Amount             *money.Amount `db:"amount"`
+	Interval           *string       `db:"interval"`
+	IntervalDays       *int          `db:"interval_days"`
+	MeterID            *string       `db:"meter_id"`
+	PricingModel       []byte        `db:"pricing_model"`
+	Anchor             *time.Time    `db:"anchor"`
+	PeriodIndex        int           `db:"period_index"`
+	CurrentPeriodStart *time.Time    `db:"current_period_start"`
+	CurrentPeriodEnd   *time.Time    `db:"current_period_end"`
+	CancelAt           *time.Time    `db:"cancel_at"`
+	EndedAt            *time.Time    `db:"ended_at"`
+	LatestPaymentID    *string       `db:"latest_payment_id"`
+	NextActionAt       *time.Time    `db:"next_action_at"`
+	FailedAt           *time.Time    `db:"failed_at"`
+	Retries            int           `db:"retries"`
+	OutstandingAmount  *money.Amount `db:"outstanding_amount"`
+	OutstandingLines   []byte        `db:"outstanding_lines"`
+	OutstandingStart   *time.Time    `db:"outstanding_start"`
+	OutstandingEnd     *time.Time    `db:"outstanding_end"`
+	AuthorizationKey   *string       `db:"authorization_key"`
+	CreatedAt          time.Time     `db:"created_at"`
 }
 
 const columns = `merchant_id, mode, id, seq, plan_id, product_id, customer_id, payer, status, usage_type, amount, interval, interval_days,
@@ -84,7 +83,9 @@ func (x Subscription) Live() bool { return x.Status == Active || x.Status == Pas
 func (x Subscription) Metered() bool { return x.UsageType != nil && *x.UsageType == "metered" }
 
 // Scope is the subscription's merchant and mode.
-func (x Subscription) Scope() tenant.Scope { return tenant.Scope{MerchantID: x.MerchantID, Mode: x.Mode} }
+func (x Subscription) Scope() tenant.Scope {
+	return tenant.Scope{MerchantID: x.MerchantID, Mode: x.Mode}
+}
 
 // Position is the subscription's place in the list, for cursors.
 func (x Subscription) Position() page.Cursor { return page.Cursor{At: x.CreatedAt, Seq: x.Seq} }
@@ -157,4 +158,3 @@ func lock(ctx context.Context, tx *store.Tx, s tenant.Scope, subscriptionID stri
 	}
 	return xs[0], nil
 }
-
