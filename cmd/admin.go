@@ -32,6 +32,7 @@ func newAdminCmd(f *Factory) *cobra.Command {
 	cmd.AddCommand(newAdminEntitlementCmd(f, dbFlags))
 	cmd.AddCommand(newAdminOAuthCmd(f, dbFlags))
 	cmd.AddCommand(newAdminWalletCmd(f, dbFlags))
+	cmd.AddCommand(dbFlags(newAdminRefundCmd(f)))
 	return cmd
 }
 

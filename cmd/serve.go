@@ -41,6 +41,8 @@ key once and saves it with the API URL to the CLI config file.`,
 	fl.String("webhook-retry-schedule", "1m,5m,30m,120m", "delays before webhook retries, comma separated")
 	fl.Bool("rate-limits", true, "enforce per-key rate limits (set per-class limits under rate_limit_per_minute in the config file)")
 	fl.Duration("shutdown-timeout", 30*time.Second, "how long in-flight requests may take to finish on shutdown")
+	fl.String("dunning-schedule", "24h,72h,120h", "when a failed subscription renewal is retried, as offsets from the failure, comma separated")
+	fl.Duration("usage-grace", time.Hour, "how long after a metered period ends its usage is rated (late events within it still count)")
 	fl.Duration("event-retention", events.DefaultRetention, "how long events, their deliveries and attempts are kept (at least 30 days is the promise)")
 	dbFlags(cmd)
 	return cmd
@@ -66,6 +68,14 @@ func (f *Factory) serveConfig() (daemon.Config, error) {
 		return cfg, usageError("--webhook-retry-schedule: %v", err)
 	}
 	cfg.WebhookRetrySchedule = sched
+	dunning, err := parseSchedule(f.v.GetString("dunning_schedule"))
+	if err != nil {
+		return cfg, usageError("--dunning-schedule: %v", err)
+	}
+	cfg.DunningSchedule = dunning
+	if cfg.UsageGrace = f.v.GetDuration("usage_grace"); cfg.UsageGrace <= 0 {
+		return cfg, usageError("--usage-grace must be positive")
+	}
 	for class, n := range f.v.GetStringMap("rate_limit_per_minute") {
 		c := ratelimit.Class(class)
 		if _, known := cfg.Limits[c]; !known {
@@ -127,6 +137,11 @@ func runServe(ctx context.Context, f *Factory) error {
 		if err := f.bootstrap(ctx, db, d.URL); err != nil {
 			_ = d.Shutdown(ctx)
 			return err
+		}
+	}
+	if cfg.LiveRail == nil {
+		if n, err := auth.CountLiveKeys(ctx, db.DB); err == nil && n > 0 {
+			log.Warn("live API keys exist but no on-chain settlement is configured: live checkouts cannot be paid", "live_keys", n)
 		}
 	}
 	log.Info("tollgate serving", "url", d.URL, "version", version, "embedded_db", db.Embedded, "startup", time.Since(start).Round(time.Millisecond))

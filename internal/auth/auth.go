@@ -236,3 +236,11 @@ func MerchantName(ctx context.Context, q store.Querier, merchantID string) (stri
 	}
 	return names[0], nil
 }
+
+// CountLiveKeys counts unrevoked live-mode keys (serve warns when live
+// payments cannot be taken).
+func CountLiveKeys(ctx context.Context, q store.Querier) (int, error) {
+	var n int
+	err := q.GetContext(ctx, &n, `SELECT count(*) FROM api_keys WHERE mode = 'live' AND revoked_at IS NULL`)
+	return n, store.Translate(err)
+}

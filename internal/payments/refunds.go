@@ -57,13 +57,13 @@ type RefundInput struct {
 }
 
 // IssueRefund refunds part or all of a payment (any merchant: an
-// operator's action) through rl at now, where now is the payment's
+// operator's action) through the rail of its mode at now, where now is the payment's
 // merchant's clock (clockOf gives it). A refund never exceeds what is left
 // of the payment. The payment's amount_refunded and status change, and
 // refund.succeeded is emitted, in one transaction once the rail confirms
 // the refund. Fails with resource_not_found or invalid_request (nothing left
 // to refund, an amount over what is left, a zero amount).
-func IssueRefund(ctx context.Context, db *store.DB, rl rail.Rail, in RefundInput, clockOf func(tenant.Scope) time.Time) (Refund, error) {
+func IssueRefund(ctx context.Context, db *store.DB, railFor func(tenant.Mode) (rail.Rail, bool), in RefundInput, clockOf func(tenant.Scope) time.Time) (Refund, error) {
 	if in.Reason != nil && len(*in.Reason) > MaxRefundReason {
 		return Refund{}, apperr.Field("reason", "must be at most %d bytes", MaxRefundReason)
 	}
@@ -93,6 +93,10 @@ func IssueRefund(ctx context.Context, db *store.DB, rl rail.Rail, in RefundInput
 		return Refund{}, apperr.Field("amount", "%s exceeds what is left of the payment (%s)", amount, left)
 	}
 	s := p.Scope()
+	rl, ok := railFor(s.Mode)
+	if !ok {
+		return Refund{}, apperr.New(apperr.PaymentFailed, "no settlement rail for %s mode: refunds of live payments need the on-chain rail", s.Mode)
+	}
 	now := clockOf(s)
 	// The n-th refund of a payment has a key of its own: asking again after
 	// a crash gets the same settlement back.
