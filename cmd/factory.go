@@ -28,6 +28,9 @@ type Factory struct {
 	clientOnce sync.Once
 	client     *client.Client
 	clientErr  error
+
+	// keyFrom says where the API key comes from, for a refused key's hint.
+	keyFrom string
 }
 
 // NewFactory returns a Factory over streams.
@@ -58,6 +61,14 @@ func (f *Factory) bindFlags(cmd *cobra.Command) error {
 	path := f.v.GetString("config")
 	if path == "" {
 		path = ConfigPath()
+	}
+	switch {
+	case cmd.Flags().Changed("api-key"):
+		f.keyFrom = "--api-key"
+	case os.Getenv("TOLLGATE_API_KEY") != "":
+		f.keyFrom = "TOLLGATE_API_KEY"
+	default:
+		f.keyFrom = "the config file " + path
 	}
 	f.v.SetConfigFile(path)
 	f.v.SetConfigType("yaml")

@@ -97,6 +97,10 @@ func Run(ctx context.Context, args []string, streams *IO) int {
 	if !(errors.As(err, &ee) && ee.err == nil) {
 		fmt.Fprintln(streams.Err, "tollgate: "+err.Error())
 	}
+	var apiErr *client.Error
+	if code == ExitAuth && errors.As(err, &apiErr) && f.keyFrom != "" {
+		fmt.Fprintf(streams.Err, "tollgate: the API refused the key from %s: pass a valid one (`tollgate admin key create` makes a new one)\n", f.keyFrom)
+	}
 	return code
 }
 
