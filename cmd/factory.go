@@ -58,7 +58,8 @@ func (f *Factory) bindFlags(cmd *cobra.Command) error {
 	if bindErr != nil {
 		return bindErr
 	}
-	path := f.v.GetString("config")
+	named := f.v.GetString("config") // --config or TOLLGATE_CONFIG
+	path := named
 	if path == "" {
 		path = ConfigPath()
 	}
@@ -72,9 +73,17 @@ func (f *Factory) bindFlags(cmd *cobra.Command) error {
 	}
 	f.v.SetConfigFile(path)
 	f.v.SetConfigType("yaml")
-	// A missing file is no error, even when named: `serve` writes the first
-	// key to it.
 	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		switch {
+		case named == "":
+			// The default file appears when `serve` saves the first key.
+			return nil
+		case cmd.Name() != "serve" || cmd.Parent() != cmd.Root():
+			return usageError("config file %s does not exist (named by --config or TOLLGATE_CONFIG)", path)
+		}
+		// serve saves the first key to the file it is given, so a file
+		// that does not exist yet is expected there; say so all the same.
+		fmt.Fprintf(f.IO.Err, "tollgate: config file %s does not exist yet: serving without it (a first start saves its API key there)\n", path)
 		return nil
 	}
 	if err := f.v.ReadInConfig(); err != nil {
