@@ -24,6 +24,7 @@ type Client struct {
 	userAgent  string
 	maxRetries int
 	maxWait    time.Duration
+	notify     func(Retry)
 }
 
 // Option configures a Client.
@@ -54,6 +55,29 @@ func WithMaxRetries(n int) Option {
 func WithRetryWait(maxWait time.Duration) Option {
 	return func(c *Client) { c.maxWait = max(maxWait, 0) }
 }
+
+// Retry describes a retry the client is about to make, for WithRetryNotify.
+type Retry struct {
+	Method  string        // the request's method, e.g. "POST"
+	Path    string        // the request's path, e.g. "/v1/meter-events"
+	Attempt int           // 1 for the first retry of the request
+	Wait    time.Duration // how long the client waits before sending again
+	// Err is what the last attempt got: an *Error (429 rate_limited, 503)
+	// or a connection error.
+	Err error
+}
+
+// RateLimited reports whether the retry follows a 429 rate_limited answer.
+func (r Retry) RateLimited() bool {
+	var apiErr *Error
+	return errors.As(r.Err, &apiErr) && apiErr.Status == http.StatusTooManyRequests
+}
+
+// WithRetryNotify makes the client call fn before it waits to retry a
+// request, e.g. to tell a person why nothing seems to happen. fn runs on the
+// calling goroutine, so it must be quick and, when the client is shared,
+// safe for concurrent use. By default retries are silent.
+func WithRetryNotify(fn func(Retry)) Option { return func(c *Client) { c.notify = fn } }
 
 // New returns a client for the API at baseURL (e.g. "http://127.0.0.1:8080")
 // authenticating with apiKey (sk_test_… or sk_live_…).
@@ -152,6 +176,9 @@ func (c *Client) do(ctx context.Context, r *request) ([]byte, error) {
 		wait, retry := c.retryable(r, err, attempt)
 		if !retry {
 			return nil, err
+		}
+		if c.notify != nil {
+			c.notify(Retry{Method: r.method, Path: r.path, Attempt: attempt + 1, Wait: wait, Err: err})
 		}
 		if werr := sleep(ctx, wait); werr != nil {
 			return nil, fmt.Errorf("%w (gave up retrying: %w)", err, werr)

@@ -367,3 +367,41 @@ func TestMalformedSuccessBody(t *testing.T) {
 		t.Errorf("err = %v, want a decoding error", err)
 	}
 }
+
+func TestRetryNotify(t *testing.T) {
+	t.Parallel()
+	var hits atomic.Int32
+	h := func(w http.ResponseWriter, r *http.Request) {
+		switch hits.Add(1) {
+		case 1:
+			w.Header().Set("retry-after", "13")
+			reply(w, 429, `{"error":{"code":"rate_limited","message":"slow down"}}`)
+		case 2:
+			reply(w, 503, `{"error":{"code":"service_unavailable","message":"database unavailable"}}`)
+		default:
+			reply(w, 200, `{"object":"list","data":[],"has_more":false,"next_cursor":null}`)
+		}
+	}
+	var got []client.Retry
+	c := setup(t, h, client.WithRetryWait(5*time.Millisecond), client.WithRetryNotify(func(r client.Retry) { got = append(got, r) }))
+	if _, err := c.ListEvents(context.Background(), client.ListParams{}); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 {
+		t.Fatalf("notified %d times, want 2: %+v", len(got), got)
+	}
+	var apiErr *client.Error
+	if r := got[0]; r.Method != "GET" || r.Path != "/v1/events" || r.Attempt != 1 || r.Wait != 5*time.Millisecond || !r.RateLimited() ||
+		!errors.As(r.Err, &apiErr) || apiErr.RetryAfter != 13*time.Second {
+		t.Errorf("first retry: %+v", r)
+	}
+	if r := got[1]; r.Attempt != 2 || r.RateLimited() || !errors.As(r.Err, &apiErr) || apiErr.Status != 503 {
+		t.Errorf("second retry: %+v", r)
+	}
+	// A request that is not retried notifies nobody.
+	got = nil
+	hits.Store(1) // the next answer is the 503
+	if _, err := c.CreateInvoice(context.Background(), client.InvoiceParams{Amount: "1", Description: "x"}); err == nil || len(got) != 0 {
+		t.Errorf("POST without key after 503: err %v, notified %+v", err, got)
+	}
+}

@@ -32,6 +32,7 @@
 // that never reached the server (connection refused). A 503, or a
 // connection lost after sending, is retried only when repeating the request
 // cannot do the work twice: GETs, CreateMeter (idempotent by key) and calls
-// given an IdempotencyKey. Every returned object keeps the exact JSON the API
-// sent in its Raw field.
+// given an IdempotencyKey. Retries are silent unless WithRetryNotify asks to
+// hear of them. Every returned object keeps the exact JSON the API sent in
+// its Raw field.
 package client

@@ -54,3 +54,13 @@ func startExampleDaemon() string {
 	}))
 	return srv.URL
 }
+
+// A command-line tool tells its user why a call is taking long.
+func ExampleWithRetryNotify() {
+	c := client.New("http://127.0.0.1:8080", "sk_test_example", client.WithRetryNotify(func(r client.Retry) {
+		if r.RateLimited() {
+			log.Printf("rate limited (%s %s); retrying in %s", r.Method, r.Path, r.Wait)
+		}
+	}))
+	_ = c // use c as usual
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -37,13 +38,14 @@ func newAdminCmd(f *Factory) *cobra.Command {
 }
 
 // withDB runs fn with the database open (starting the embedded cluster for
-// the command's duration if it is not running).
+// the command's duration if it is not running). It logs only warnings and
+// errors: an admin command's stderr stays quiet unless something is wrong.
 func (f *Factory) withDB(ctx context.Context, fn func(d *database) error) error {
-	d, err := f.openDatabase(ctx, f.newLogger(), true)
+	d, err := f.openDatabase(ctx, f.newLogger(slog.LevelWarn), true)
 	if err != nil {
 		return err
 	}
-	defer d.Close(ctx, false)
+	defer d.Close(ctx)
 	return fn(d)
 }
 

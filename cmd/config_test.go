@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -65,5 +66,60 @@ func TestServeConfigRejectsBadValues(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Fatalf("%q: got %v, want %q", file, err, want)
 		}
+	}
+}
+
+// A config file the user named must exist; the default one may be missing.
+func TestNamedConfigFileMustExist(t *testing.T) {
+	// Not parallel: it sets TOLLGATE_CONFIG and XDG_CONFIG_HOME.
+	api := newFakeAPI(t)
+	api.addInvoices(1)
+	missing := filepath.Join(t.TempDir(), "nope.yaml")
+	runWith := func(args ...string) cliResult {
+		var out, errOut strings.Builder
+		code := Run(context.Background(), args, &IO{In: strings.NewReader(""), Out: &out, Err: &errOut})
+		return cliResult{code: code, stdout: out.String(), stderr: errOut.String()}
+	}
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir()) // the default path: missing
+	t.Setenv("TOLLGATE_CONFIG", "")
+	want := "config file " + missing + " does not exist"
+	for _, args := range [][]string{
+		api.args("--config", missing, "invoice", "list"),
+		api.args("invoice", "list", "--config", missing),
+		{"--config", missing, "version"},
+		{"--config", missing, "admin", "merchant", "list", "--database-url", "postgres://127.0.0.1:1/x"},
+	} {
+		res := runWith(args...)
+		if res.code != ExitUsage || res.stdout != "" || !strings.Contains(res.stderr, want) {
+			t.Errorf("%v: exit %d, stderr %q; want exit 2 and %q", args, res.code, res.stderr, want)
+		}
+	}
+	if n := api.requests(); n != 0 {
+		t.Errorf("%d requests reached the API", n)
+	}
+	// The default path missing is fine.
+	if res := runWith(api.args("invoice", "list")...); res.code != 0 || !strings.Contains(res.stdout, "inv_0") {
+		t.Errorf("default config missing: exit %d, stderr %q", res.code, res.stderr)
+	}
+	// TOLLGATE_CONFIG names a file as --config does.
+	t.Setenv("TOLLGATE_CONFIG", missing)
+	if res := runWith(api.args("invoice", "list")...); res.code != ExitUsage || !strings.Contains(res.stderr, want) {
+		t.Errorf("TOLLGATE_CONFIG: exit %d, stderr %q", res.code, res.stderr)
+	}
+	t.Setenv("TOLLGATE_CONFIG", "")
+
+	// serve saves its first key to the file it is given, so a missing one
+	// is allowed there, with a line that says so.
+	var errOut strings.Builder
+	f := NewFactory(&IO{In: strings.NewReader(""), Out: &strings.Builder{}, Err: &errOut})
+	serve, _, err := NewRootCmd(f).Find([]string{"serve"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := serve.ParseFlags([]string{"--config", missing}); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.bindFlags(serve); err != nil || !strings.Contains(errOut.String(), missing+" does not exist yet") {
+		t.Errorf("serve: %v, stderr %q", err, errOut.String())
 	}
 }

@@ -23,7 +23,6 @@ type database struct {
 	DB       *store.DB
 	Embedded bool
 	cluster  *pgcluster.Cluster
-	owned    bool
 }
 
 // openDatabase opens --database-url, or starts (or attaches to) the embedded
@@ -40,44 +39,46 @@ func (f *Factory) openDatabase(ctx context.Context, log *slog.Logger, migrate bo
 			return nil, err
 		}
 		d.cluster = pgcluster.New(dir, log)
-		owned, err := d.cluster.Start(ctx)
-		if err != nil {
+		if _, err := d.cluster.Start(ctx); err != nil {
 			return nil, err
 		}
-		d.Embedded, d.owned = true, owned
+		d.Embedded = true
 		url = d.cluster.URL(pgcluster.Database)
 	}
 	db, err := store.Open(ctx, url)
 	if err != nil {
-		d.Close(ctx, false)
+		d.Close(ctx)
 		return nil, err
 	}
 	d.DB = db
 	if migrate {
 		if err := store.Migrate(ctx, db.DB.DB); err != nil {
-			d.Close(ctx, false)
+			d.Close(ctx)
 			return nil, err
 		}
 	}
 	return d, nil
 }
 
-// Close closes the pool and stops the embedded cluster if this process
-// started it, or always when stopAlways (the daemon owns its cluster).
-func (d *database) Close(ctx context.Context, stopAlways bool) error {
+// Close closes the pool and ends this process's use of the embedded
+// cluster, which stops it unless another process (a second daemon, an admin
+// command) is still using it: a command never pulls the database out from
+// under a running daemon, and whoever leaves last, a daemon restarted after
+// a crash included, stops it.
+func (d *database) Close(ctx context.Context) error {
 	var errs []error
 	if d.DB != nil {
 		errs = append(errs, d.DB.Close())
 	}
-	if d.cluster != nil && (d.owned || stopAlways) {
-		errs = append(errs, d.cluster.Stop(context.WithoutCancel(ctx)))
+	if d.cluster != nil {
+		errs = append(errs, d.cluster.Release(context.WithoutCancel(ctx)))
 	}
 	return errors.Join(errs...)
 }
 
-// newLogger returns the structured logger commands log with, on stderr.
-func (f *Factory) newLogger() *slog.Logger {
-	level := slog.LevelInfo
+// newLogger returns the structured logger commands log with, on stderr,
+// from level up (debug with --debug).
+func (f *Factory) newLogger(level slog.Level) *slog.Logger {
 	if f.v.GetBool("debug") {
 		level = slog.LevelDebug
 	}
@@ -90,12 +91,12 @@ func newMigrateCmd(f *Factory) *cobra.Command {
 		Short: "Apply pending database migrations and exit",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			log := f.newLogger()
+			log := f.newLogger(slog.LevelInfo)
 			d, err := f.openDatabase(cmd.Context(), log, true)
 			if err != nil {
 				return err
 			}
-			defer d.Close(cmd.Context(), false)
+			defer d.Close(cmd.Context())
 			log.Info("migrations applied")
 			return nil
 		},

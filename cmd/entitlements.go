@@ -127,7 +127,7 @@ func newEntitlementsCheckCmd(f *Factory) *cobra.Command {
 				if !e.Entitled {
 					verdict = "Not entitled"
 				}
-				err = printFields(f.IO, fmt.Sprintf("%s: %s to %s", verdict, e.CustomerID, e.Feature), [][2]string{
+				err = printOutcome(f.IO, e.Entitled, fmt.Sprintf("%s: %s to %s", verdict, e.CustomerID, e.Feature), [][2]string{
 					{"Reason", e.Reason},
 					{"Limit", deref(e.Limit)},
 					{"Used", deref(e.Used)},

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -28,6 +29,17 @@ type Factory struct {
 	clientOnce sync.Once
 	client     *client.Client
 	clientErr  error
+
+	// keyFrom says where the API key comes from, for a refused key's hint.
+	keyFrom string
+
+	// noticeMu guards noticeUntil: the end of the wait the last retry
+	// notice announced, so concurrent requests waiting out the same rate
+	// limit print one line, not one each.
+	noticeMu    sync.Mutex
+	noticeUntil time.Time
+	// noNotices silences them while the TUI owns the terminal.
+	noNotices bool
 }
 
 // NewFactory returns a Factory over streams.
@@ -55,15 +67,32 @@ func (f *Factory) bindFlags(cmd *cobra.Command) error {
 	if bindErr != nil {
 		return bindErr
 	}
-	path := f.v.GetString("config")
+	named := f.v.GetString("config") // --config or TOLLGATE_CONFIG
+	path := named
 	if path == "" {
 		path = ConfigPath()
 	}
+	switch {
+	case cmd.Flags().Changed("api-key"):
+		f.keyFrom = "--api-key"
+	case os.Getenv("TOLLGATE_API_KEY") != "":
+		f.keyFrom = "TOLLGATE_API_KEY"
+	default:
+		f.keyFrom = "the config file " + path
+	}
 	f.v.SetConfigFile(path)
 	f.v.SetConfigType("yaml")
-	// A missing file is no error, even when named: `serve` writes the first
-	// key to it.
 	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		switch {
+		case named == "":
+			// The default file appears when `serve` saves the first key.
+			return nil
+		case cmd.Name() != "serve" || cmd.Parent() != cmd.Root():
+			return usageError("config file %s does not exist (named by --config or TOLLGATE_CONFIG)", path)
+		}
+		// serve saves the first key to the file it is given, so a file
+		// that does not exist yet is expected there; say so all the same.
+		fmt.Fprintf(f.IO.Err, "tollgate: config file %s does not exist yet: serving without it (a first start saves its API key there)\n", path)
 		return nil
 	}
 	if err := f.v.ReadInConfig(); err != nil {
@@ -107,7 +136,56 @@ func (f *Factory) Client() (*client.Client, error) {
 		if url == "" {
 			url = defaultAPIURL
 		}
-		f.client = client.New(url, key, client.WithUserAgent("tollgate-cli/"+version))
+		f.client = client.New(url, key, client.WithUserAgent("tollgate-cli/"+version), client.WithRetryNotify(f.retryNotice))
 	})
 	return f.client, f.clientErr
+}
+
+// retryNotice tells the person on stderr why a command is waiting: rate
+// limited (429) or the daemon unavailable (503). Quick retries after a
+// refused connection stay quiet; a lasting failure is reported at the end.
+func (f *Factory) retryNotice(r client.Retry) {
+	var apiErr *client.Error
+	if !errors.As(r.Err, &apiErr) {
+		return
+	}
+	why := "rate limited"
+	if !r.RateLimited() {
+		why = fmt.Sprintf("the API answered %d", apiErr.Status)
+		if apiErr.Code != "" {
+			why += " " + apiErr.Code
+		}
+	}
+	now := time.Now()
+	f.noticeMu.Lock()
+	defer f.noticeMu.Unlock()
+	if f.noNotices {
+		return
+	}
+	if now.Add(r.Wait).Before(f.noticeUntil.Add(time.Second)) {
+		return // another request already said it
+	}
+	f.noticeUntil = now.Add(r.Wait)
+	clear := ""
+	if f.IO.ErrIsTerminal {
+		clear = "\r\x1b[K" // over a progress bar
+	}
+	fmt.Fprintf(f.IO.Err, "%stollgate: %s (%s %s); retrying in %s\n", clear, why, r.Method, r.Path, waitString(r.Wait))
+}
+
+// silenceRetryNotices stops retryNotice from writing: a full-screen UI
+// would be drawn over.
+func (f *Factory) silenceRetryNotices() {
+	f.noticeMu.Lock()
+	defer f.noticeMu.Unlock()
+	f.noNotices = true
+}
+
+// waitString is a retry wait for people: whole seconds, rounded up, or
+// milliseconds below one second.
+func waitString(d time.Duration) string {
+	if d < time.Second {
+		return fmt.Sprintf("%d ms", d.Milliseconds())
+	}
+	return fmt.Sprintf("%d s", int((d+time.Second-1)/time.Second))
 }

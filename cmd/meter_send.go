@@ -1,15 +1,10 @@
 package cmd
 
 import (
-	"bufio"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -29,13 +24,11 @@ type meterSendOptions struct {
 	Properties []string
 	// Many events from JSON lines.
 	File        string
+	Idempotent  bool
 	KeyPrefix   string
 	BatchSize   int
 	Concurrency int
 }
-
-// maxLine bounds one JSON line (a batch body may be 8 MiB).
-const maxLine = 1 << 20
 
 func newMeterSendCmd(f *Factory) *cobra.Command {
 	o := &meterSendOptions{}
@@ -48,16 +41,28 @@ holding one JSON event per line, in the API's shape:
   {"event_name":"api_calls","external_customer_id":"u_42","value":3}
 
 Lines go out in batches of up to 500 over a few concurrent requests, retried
-after rate limiting and network errors. A line without an idempotency_key gets
-one derived from the input's identity, the line number and the line, so
-running the same command again after a failure or a crash never counts an
-event twice. For a file the identity is its content; for stdin it is
---key-prefix (pass a new one, such as a date, to send identical input again as
-new events). Progress goes to stderr when it is a terminal; the summary lists
-rejected lines by number, and the command exits 1 when any line was rejected
-or not sent.`,
+after rate limiting and network errors without counting twice. A line's own
+idempotency_key is always sent; a line without one gets a key as follows.
+
+  --file FILE  Keys are derived from the file's content and the line number
+               (--idempotent is the default here), so running the same
+               command again after a failure or a crash counts nothing twice,
+               and a file sent twice counts once. To send the same file again
+               as new events, pass a new --key-prefix (such as a date) or
+               --idempotent=false.
+  --file -     Stdin: each line is a new event, so the same input sent again
+               (by a cron job, say) counts again. --idempotent derives keys
+               from the line number and the line, and --key-prefix P from P,
+               the line number and the line, so that a rerun counts nothing
+               twice.
+
+Lines dropped as duplicates (their key was used before) are counted in the
+summary and explained on stderr. Progress goes to stderr when it is a
+terminal; the summary lists rejected lines by number, and the command exits 1
+when any line was rejected or not sent.`,
 		Example: `  tollgate meter send --event-name api_calls --external-customer-id u_42 --value 3
   tollgate meter send --file usage.jsonl
+  gen-usage | tollgate meter send --file -
   gen-usage | tollgate meter send --file - --key-prefix 2026-07-01`,
 		Args:              cobra.NoArgs,
 		ValidArgsFunction: cobra.NoFileCompletions,
@@ -71,6 +76,15 @@ or not sent.`,
 				return usageError("--batch-size must be 1 to 500")
 			case o.Concurrency < 1 || o.Concurrency > 32:
 				return usageError("--concurrency must be 1 to 32")
+			case o.File == "" && (cmd.Flags().Changed("idempotent") || o.KeyPrefix != ""):
+				return usageError("--idempotent and --key-prefix apply to --file; one event takes --idempotency-key")
+			case cmd.Flags().Changed("idempotent") && !o.Idempotent && o.KeyPrefix != "":
+				return usageError("--key-prefix derives keys, which --idempotent=false turns off")
+			}
+			if !cmd.Flags().Changed("idempotent") {
+				// A file's reruns are safe by default; stdin's lines are
+				// new events unless the user asks for keys.
+				o.Idempotent = o.File != "-" || o.KeyPrefix != ""
 			}
 			if o.File != "" {
 				return meterSendLines(cmd.Context(), f, o)
@@ -87,7 +101,8 @@ or not sent.`,
 	fl.StringVar(&o.IdempotencyKey, "idempotency-key", "", "send again with the same key and it counts once (default: a new key)")
 	fl.StringArrayVar(&o.Properties, "property", nil, "event property KEY=VALUE (repeatable; digits are sent as numbers)")
 	fl.StringVar(&o.File, "file", "", "JSON lines to send; - reads stdin")
-	fl.StringVar(&o.KeyPrefix, "key-prefix", "", "namespace for derived idempotency keys (default: the file's content hash; none for stdin)")
+	fl.BoolVar(&o.Idempotent, "idempotent", false, "derive keys for lines without one, so a rerun counts nothing twice (default true for a file, false for stdin)")
+	fl.StringVar(&o.KeyPrefix, "key-prefix", "", "namespace of derived keys; implies --idempotent (default: the file's content hash, or none for stdin)")
 	fl.IntVar(&o.BatchSize, "batch-size", 500, "events per request, 1 to 500")
 	fl.IntVar(&o.Concurrency, "concurrency", 4, "requests in flight at once")
 	noFileCompletion(cmd, "event-name", "value", "customer-id", "external-customer-id", "timestamp", "idempotency-key", "property", "key-prefix", "batch-size", "concurrency")
@@ -146,19 +161,19 @@ func meterSendOne(ctx context.Context, f *Factory, o *meterSendOptions) error {
 	})
 }
 
-// sendLine is one input line ready to send.
-type sendLine struct {
-	n    int // 1-based line number
-	body json.RawMessage
-}
-
 // sendSummary is what `meter send` reports.
 type sendSummary struct {
-	Lines      int            `json:"lines"`
-	Accepted   int            `json:"accepted"`
-	Duplicates int            `json:"duplicates"`
-	Rejected   int            `json:"rejected"`
-	NotSent    int            `json:"not_sent"`
+	Lines    int `json:"lines"`
+	Accepted int `json:"accepted"`
+	// Duplicates were dropped: their idempotency key was used before.
+	Duplicates int `json:"duplicates"`
+	// OwnKeyDuplicates of them carried their own key (the rest a derived one).
+	OwnKeyDuplicates int `json:"own_key_duplicates"`
+	Rejected         int `json:"rejected"`
+	NotSent          int `json:"not_sent"`
+	// Idempotent says whether lines without a key got one derived from the
+	// input (a rerun counts nothing twice) or a new one for this run.
+	Idempotent bool           `json:"idempotent"`
 	Errors     []lineErrorOut `json:"errors"`
 	Error      string         `json:"error,omitempty"`
 }
@@ -183,7 +198,7 @@ func meterSendLines(ctx context.Context, f *Factory, o *meterSendOptions) error 
 	defer cancel()
 
 	var mu sync.Mutex
-	sum := sendSummary{Errors: []lineErrorOut{}}
+	sum := sendSummary{Errors: []lineErrorOut{}, Idempotent: o.Idempotent}
 	var fatal error
 	bar := newProgress(f.IO, total)
 	batches := make(chan []sendLine)
@@ -211,8 +226,16 @@ func meterSendLines(ctx context.Context, f *Factory, o *meterSendOptions) error 
 						case d.Error != nil:
 							sum.Rejected++
 							sum.Errors = append(sum.Errors, lineErrorOut{Line: batch[i].n, Code: d.Error.Code, Message: d.Error.Message})
+						case d.Event.Deduplicated && !o.Idempotent && !batch[i].own:
+							// A key made for this run only: an earlier
+							// attempt of this batch was stored before its
+							// answer was lost, so the event is this run's.
+							sum.Accepted++
 						case d.Event.Deduplicated:
 							sum.Duplicates++
+							if batch[i].own {
+								sum.OwnKeyDuplicates++
+							}
 						default:
 							sum.Accepted++
 						}
@@ -237,112 +260,10 @@ func meterSendLines(ctx context.Context, f *Factory, o *meterSendOptions) error 
 		fatal = readErr
 	}
 	sum.NotSent = sum.Lines - sum.Accepted - sum.Duplicates - sum.Rejected
-	return reportSend(f, sum, fatal)
+	return reportSend(f, o, sum, fatal)
 }
 
-// openLines opens --file and works out the namespace of derived keys.
-func openLines(f *Factory, o *meterSendOptions) (r io.Reader, total int, prefix string, closeFn func(), err error) {
-	if o.File == "-" {
-		return f.IO.In, -1, o.KeyPrefix, func() {}, nil
-	}
-	file, err := os.Open(o.File)
-	if err != nil {
-		return nil, 0, "", nil, usageError("--file: %v", err)
-	}
-	// One pass for the content hash and the line count (the progress
-	// bar's total), then rewind for the real one.
-	h := sha256.New()
-	tee := io.TeeReader(file, h)
-	sc := bufio.NewScanner(tee)
-	sc.Buffer(make([]byte, 0, 1<<16), maxLine)
-	for sc.Scan() {
-		if strings.TrimSpace(sc.Text()) != "" {
-			total++
-		}
-	}
-	if _, err := io.Copy(io.Discard, tee); err != nil {
-		file.Close()
-		return nil, 0, "", nil, err
-	}
-	if _, err := file.Seek(0, io.SeekStart); err != nil {
-		file.Close()
-		return nil, 0, "", nil, err
-	}
-	prefix = o.KeyPrefix
-	if prefix == "" {
-		prefix = hex.EncodeToString(h.Sum(nil))
-	}
-	return file, total, prefix, func() { file.Close() }, nil
-}
-
-// readLines turns lines into batches, giving each line without an
-// idempotency_key a derived one; a line that is not a JSON object is
-// rejected here with its number. Blank lines are skipped. n counts lines.
-func readLines(ctx context.Context, in io.Reader, prefix string, size int, out chan<- []sendLine, reject func(lineErrorOut), n *int) error {
-	sc := bufio.NewScanner(in)
-	sc.Buffer(make([]byte, 0, 1<<16), maxLine)
-	var batch []sendLine
-	lineNo := 0
-	for sc.Scan() {
-		lineNo++
-		raw := strings.TrimSpace(sc.Text())
-		if raw == "" {
-			continue
-		}
-		*n++
-		body, err := withKey(prefix, lineNo, raw)
-		if err != nil {
-			reject(lineErrorOut{Line: lineNo, Code: client.CodeInvalidJSON, Message: err.Error()})
-			continue
-		}
-		batch = append(batch, sendLine{n: lineNo, body: body})
-		if len(batch) == size {
-			select {
-			case out <- batch:
-			case <-ctx.Done():
-				return ctx.Err()
-			}
-			batch = nil
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return fmt.Errorf("reading line %d: %w", lineNo+1, err)
-	}
-	if len(batch) > 0 {
-		select {
-		case out <- batch:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-	}
-	return nil
-}
-
-// withKey returns the line as a JSON object carrying an idempotency_key:
-// its own, or one derived from prefix, the line number and the line.
-func withKey(prefix string, lineNo int, raw string) (json.RawMessage, error) {
-	if !strings.HasPrefix(raw, "{") {
-		return nil, errors.New("line is not a JSON object")
-	}
-	var head struct {
-		IdempotencyKey json.RawMessage `json:"idempotency_key"`
-	}
-	if err := json.Unmarshal([]byte(raw), &head); err != nil {
-		return nil, fmt.Errorf("line is not valid JSON: %v", err)
-	}
-	if head.IdempotencyKey != nil && string(head.IdempotencyKey) != "null" {
-		return json.RawMessage(raw), nil
-	}
-	sum := sha256.Sum256([]byte(prefix + "\x00" + strconv.Itoa(lineNo) + "\x00" + raw))
-	key := `"idempotency_key":"ln_` + hex.EncodeToString(sum[:20]) + `"`
-	rest := strings.TrimSpace(raw[1:])
-	if rest == "}" {
-		return json.RawMessage("{" + key + "}"), nil
-	}
-	return json.RawMessage("{" + key + "," + rest), nil
-}
-
-func reportSend(f *Factory, sum sendSummary, fatal error) error {
+func reportSend(f *Factory, o *meterSendOptions, sum sendSummary, fatal error) error {
 	if fatal != nil {
 		sum.Error = explain(fatal).Error()
 	}
@@ -360,13 +281,41 @@ func reportSend(f *Factory, sum sendSummary, fatal error) error {
 			fmt.Fprintf(f.IO.Out, "  line %d: %s: %s\n", e.Line, e.Code, clean(e.Message))
 		}
 	}
+	warnDuplicates(f.IO.Err, o, sum)
 	switch {
-	case fatal != nil:
+	case fatal != nil && o.Idempotent:
 		return fmt.Errorf("%w\nrun the same command again to send the rest: lines already stored count once", explain(fatal))
+	case fatal != nil && sum.Accepted == 0:
+		return explain(fatal)
+	case fatal != nil:
+		return fmt.Errorf("%w\n%d lines were stored before the error; lines without an idempotency_key had keys for this run only, so sending the same input again counts them twice (--idempotent or --key-prefix makes a rerun safe)", explain(fatal), sum.Accepted)
 	case sum.Rejected > 0:
 		return exitWith(ExitError, nil)
 	}
 	return nil
+}
+
+// warnDuplicates says on stderr, whatever the output format, how many lines
+// were dropped as duplicates and why: exit 0 with usage silently missing is
+// what a cron job resending the same lines would otherwise get.
+func warnDuplicates(w io.Writer, o *meterSendOptions, sum sendSummary) {
+	if sum.Duplicates == 0 {
+		return
+	}
+	fmt.Fprintf(w, "tollgate: %d of %d lines were dropped as duplicates and not counted again: their idempotency key was used before.\n", sum.Duplicates, sum.Lines)
+	if own := sum.OwnKeyDuplicates; own > 0 {
+		fmt.Fprintf(w, "tollgate: %d of them carry their own idempotency_key, already sent.\n", own)
+	}
+	if derived := sum.Duplicates - sum.OwnKeyDuplicates; derived > 0 {
+		source := "the file's content"
+		switch {
+		case o.KeyPrefix != "":
+			source = fmt.Sprintf("--key-prefix %q", o.KeyPrefix)
+		case o.File == "-":
+			source = "--idempotent"
+		}
+		fmt.Fprintf(w, "tollgate: %d of them got keys derived from %s and their line numbers, so these lines were sent before; to send them again as new events, pass a new --key-prefix or --idempotent=false.\n", derived, source)
+	}
 }
 
 // progress draws a one-line bar on stderr when it is a terminal.

@@ -148,9 +148,11 @@ func TestMeterSendSurvivesKill9(t *testing.T) {
 
 	srv = serve()
 	second := send()
-	out, err := second.CombinedOutput()
+	var secondErr bytes.Buffer
+	second.Stderr = &secondErr // the duplicates are explained there
+	out, err := second.Output()
 	if err != nil {
-		t.Fatalf("rerun: %v\n%s", err, out)
+		t.Fatalf("rerun: %v\n%s\n%s", err, out, secondErr.String())
 	}
 	var sum sendSummary
 	if err := json.Unmarshal(out, &sum); err != nil || sum.Accepted+sum.Duplicates != lines || sum.Rejected != 0 {

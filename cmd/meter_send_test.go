@@ -116,11 +116,22 @@ func TestMeterSendFile(t *testing.T) {
 	if got := u.sum(t); got != want {
 		t.Fatalf("stored %d, want %d", got, want)
 	}
-	// Again: everything is a duplicate and nothing counts twice.
+	// Again: everything is a duplicate and nothing counts twice, and
+	// stderr says so, and why, even with --json.
 	r = u.cli(t, "", "meter", "send", "--file", path, "--json")
 	var sum sendSummary
-	if err := json.Unmarshal([]byte(r.stdout), &sum); err != nil || sum.Accepted != 0 || sum.Duplicates != 1200 || sum.Rejected != 3 || len(sum.Errors) != 3 {
+	if err := json.Unmarshal([]byte(r.stdout), &sum); err != nil || sum.Accepted != 0 || sum.Duplicates != 1200 || sum.OwnKeyDuplicates != 1 ||
+		sum.Rejected != 3 || len(sum.Errors) != 3 || !sum.Idempotent {
 		t.Fatalf("rerun: %v %s", err, r.stdout)
+	}
+	for _, want := range []string{
+		"1200 of 1203 lines were dropped as duplicates and not counted again",
+		"1 of them carry their own idempotency_key",
+		"1199 of them got keys derived from the file's content and their line numbers",
+	} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("rerun stderr lacks %q:\n%s", want, r.stderr)
+		}
 	}
 	if got := u.sum(t); got != want {
 		t.Fatalf("after rerun stored %d, want %d", got, want)
@@ -164,21 +175,21 @@ func TestMeterSendFile(t *testing.T) {
 }
 
 func TestWithKey(t *testing.T) {
-	a, _ := withKey("p", 1, `{"event_name":"x"}`)
-	b, _ := withKey("p", 2, `{"event_name":"x"}`)
-	c, _ := withKey("q", 1, `{"event_name":"x"}`)
-	again, _ := withKey("p", 1, `{"event_name":"x"}`)
-	if string(a) == string(b) || string(a) == string(c) || string(a) != string(again) || !json.Valid(a) {
+	a, own, _ := withKey("p", 1, `{"event_name":"x"}`)
+	b, _, _ := withKey("p", 2, `{"event_name":"x"}`)
+	c, _, _ := withKey("q", 1, `{"event_name":"x"}`)
+	again, _, _ := withKey("p", 1, `{"event_name":"x"}`)
+	if string(a) == string(b) || string(a) == string(c) || string(a) != string(again) || !json.Valid(a) || own {
 		t.Fatalf("keys: %s %s %s", a, b, c)
 	}
-	if e, _ := withKey("p", 1, `{}`); !json.Valid(e) {
+	if e, _, _ := withKey("p", 1, `{}`); !json.Valid(e) {
 		t.Fatalf("empty object: %s", e)
 	}
-	if k, _ := withKey("p", 1, `{"idempotency_key":"own"}`); string(k) != `{"idempotency_key":"own"}` {
+	if k, own, _ := withKey("p", 1, `{"idempotency_key":"own"}`); string(k) != `{"idempotency_key":"own"}` || !own {
 		t.Fatalf("own key replaced: %s", k)
 	}
 	for _, bad := range []string{`[1]`, `{"a":`, `"x"`} {
-		if _, err := withKey("p", 1, bad); err == nil {
+		if _, _, err := withKey("p", 1, bad); err == nil {
 			t.Errorf("%s accepted", bad)
 		}
 	}

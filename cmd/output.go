@@ -88,6 +88,7 @@ func (t *tablePrinter) print() error {
 
 func bold(s string) string  { return "\x1b[1m" + s + "\x1b[0m" }
 func green(s string) string { return "\x1b[32m" + s + "\x1b[0m" }
+func red(s string) string   { return "\x1b[31m" + s + "\x1b[0m" }
 
 // clean makes API text safe for one table cell: control characters (which
 // could break the layout or drive the terminal) become spaces.
@@ -109,10 +110,21 @@ func truncate(streams *IO, s string, n int) string {
 	return string([]rune(s)[:n-1]) + "…"
 }
 
-// printFields prints "Label:  value" lines under a title, for create output.
+// printFields prints "Label:  value" lines under a title marked as a
+// success, for create output.
 func printFields(streams *IO, title string, fields [][2]string) error {
+	return printOutcome(streams, true, title, fields)
+}
+
+// printOutcome is printFields for a result that may be a success (a green ✓
+// on a terminal) or a refusal (a red ✗), such as an entitlement check.
+func printOutcome(streams *IO, ok bool, title string, fields [][2]string) error {
 	if streams.Color() {
-		title = green("✓") + " " + title
+		mark := green("✓")
+		if !ok {
+			mark = red("✗")
+		}
+		title = mark + " " + title
 	}
 	if _, err := fmt.Fprintln(streams.Out, title); err != nil {
 		return err

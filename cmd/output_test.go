@@ -3,6 +3,7 @@ package cmd
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -88,5 +89,27 @@ func TestPrintAllJSONKeepsItemsVerbatim(t *testing.T) {
 	want := `{"object":"list","data":[{"b": 1,  "a":2},{"id":"x"}],"has_more":false,"next_cursor":null}` + "\n"
 	if out.String() != want {
 		t.Errorf("got %s", out.String())
+	}
+}
+
+func TestEntitlementCheckMarksMatchVerdict(t *testing.T) {
+	// Not parallel: it clears NO_COLOR.
+	t.Setenv("NO_COLOR", "")
+	os.Unsetenv("NO_COLOR")
+	api := newFakeAPI(t)
+	check := func(entitled bool, reason string) cliResult {
+		api.reply("GET", "/v1/customers/cus_1/entitlements/sso", 200, fmt.Sprintf(
+			`{"object":"entitlement","customer_id":"cus_1","feature":"sso","entitled":%t,"reason":%q}`, entitled, reason))
+		return cliRun(t, &IO{OutIsTerminal: true}, api.args("entitlements", "check", "cus_1", "sso")...)
+	}
+	res := check(false, "no_grant")
+	if res.code != ExitNotEntitled || strings.Contains(res.stdout, "✓") ||
+		!strings.HasPrefix(res.stdout, red("✗")+" Not entitled: cus_1 to sso\n") {
+		t.Errorf("not entitled: exit %d, stdout %q", res.code, res.stdout)
+	}
+	res = check(true, "active")
+	if res.code != 0 || strings.Contains(res.stdout, "✗") ||
+		!strings.HasPrefix(res.stdout, green("✓")+" Entitled: cus_1 to sso\n") {
+		t.Errorf("entitled: exit %d, stdout %q", res.code, res.stdout)
 	}
 }

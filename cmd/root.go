@@ -97,6 +97,10 @@ func Run(ctx context.Context, args []string, streams *IO) int {
 	if !(errors.As(err, &ee) && ee.err == nil) {
 		fmt.Fprintln(streams.Err, "tollgate: "+err.Error())
 	}
+	var apiErr *client.Error
+	if code == ExitAuth && errors.As(err, &apiErr) && f.keyFrom != "" {
+		fmt.Fprintf(streams.Err, "tollgate: the API refused the key from %s: pass a valid one (`tollgate admin key create` makes a new one)\n", f.keyFrom)
+	}
 	return code
 }
 
@@ -162,7 +166,40 @@ func NewRootCmd(f *Factory) *cobra.Command {
 		newTUICmd(f),
 	)
 	usageArgs(root)
+	strictGroups(root)
 	return root
+}
+
+// strictGroups makes every command group below the root (a command that
+// only holds subcommands) refuse an unknown subcommand as a usage error
+// (exit 2), as cobra does for the root: left alone, cobra prints the
+// group's help and exits 0, so a typo in a script passes for success. A
+// group run with no subcommand still prints its help.
+func strictGroups(c *cobra.Command) {
+	for _, sub := range c.Commands() {
+		if sub.HasSubCommands() && sub.Run == nil && sub.RunE == nil {
+			sub.Args = cobra.ArbitraryArgs
+			// Being runnable now, the group would list "tollgate x [flags]"
+			// as a usage line of its own; it has only its subcommands'.
+			sub.SetUsageTemplate(strings.Replace(sub.UsageTemplate(), "{{if .Runnable}}", "{{if and .Runnable (not .HasAvailableSubCommands)}}", 1))
+			sub.RunE = func(cmd *cobra.Command, args []string) error {
+				if len(args) == 0 {
+					return cmd.Help()
+				}
+				return usageError("unknown command %q for %q%s", args[0], cmd.CommandPath(), suggest(cmd, args[0]))
+			}
+		}
+		strictGroups(sub)
+	}
+}
+
+// suggest formats cobra's "did you mean" list for a mistyped subcommand.
+func suggest(cmd *cobra.Command, typed string) string {
+	s := cmd.SuggestionsFor(typed)
+	if len(s) == 0 {
+		return ""
+	}
+	return "\n\nDid you mean this?\n\t" + strings.Join(s, "\n\t")
 }
 
 // usageArgs makes every command's argument errors usage errors (exit 2):

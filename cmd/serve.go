@@ -3,6 +3,7 @@ package cmd
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -122,19 +123,21 @@ func runServe(ctx context.Context, f *Factory) error {
 	if err != nil {
 		return err
 	}
-	log := f.newLogger()
+	log := f.newLogger(slog.LevelInfo)
 	start := time.Now()
 	db, err := f.openDatabase(ctx, log, true)
 	if err != nil {
 		return err
 	}
-	defer db.Close(ctx, true)
+	defer db.Close(ctx)
 	d, err := daemon.Start(cfg, db.DB, log)
 	if err != nil {
 		return err
 	}
 	if db.Embedded {
-		if err := f.bootstrap(ctx, db, d.URL); err != nil {
+		// Interrupted by a shutdown signal, bootstrap's failure is no
+		// error: the daemon shuts down gracefully below.
+		if err := f.bootstrap(ctx, db, d.URL); err != nil && ctx.Err() == nil {
 			_ = d.Shutdown(ctx)
 			return err
 		}

@@ -38,6 +38,7 @@ TOLLGATE_SECRET or the config file's forward_to and secret).`,
 			if !f.IO.OutIsTerminal {
 				return exitWith(ExitUsage, errors.New("tui needs a terminal; for scripts use `tollgate events tail` and the list commands"))
 			}
+			f.silenceRetryNotices() // stderr is the screen the UI draws on
 			c, err := f.Client()
 			if err != nil {
 				return err

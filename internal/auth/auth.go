@@ -145,17 +145,27 @@ type keyRow struct {
 }
 
 // Authenticate resolves an Authorization header to a Principal. Every failure
-// — missing, empty, no "Bearer ", unknown shape, unknown or revoked key — is
-// unauthorized; a database outage is service_unavailable.
+// is unauthorized, its message saying which: "missing API key" (no header,
+// or a scheme with no token), "malformed Authorization header" (not the
+// Bearer scheme), "invalid API key" (a token that is not a key of ours,
+// unknown or ill-shaped) or "revoked API key". A database outage is
+// service_unavailable.
 func Authenticate(ctx context.Context, q store.Querier, header string) (Principal, error) {
 	return authenticate(header, func(hash []byte, row *keyRow) error { return q.GetContext(ctx, row, keyQuery, hash) })
 }
 
 func authenticate(header string, lookup func(hash []byte, row *keyRow) error) (Principal, error) {
-	token, ok := cutBearer(header)
+	header = strings.TrimSpace(header)
+	token, ok := cutBearer(header + " ")
 	token = strings.TrimSpace(token)
-	if !ok || token == "" || !keyShape.MatchString(token) {
+	switch {
+	case token == "" && (ok || header == ""):
 		return Principal{}, apperr.New(apperr.Unauthorized, "missing API key: send Authorization: Bearer sk_test_… or sk_live_…")
+	case !ok:
+		return Principal{}, apperr.New(apperr.Unauthorized, "malformed Authorization header: send Authorization: Bearer sk_test_… or sk_live_…")
+	case !keyShape.MatchString(token):
+		// A key was sent, so it is not missing: it is not one of ours.
+		return Principal{}, apperr.New(apperr.Unauthorized, "invalid API key: a key is sk_test_ or sk_live_ followed by 43 letters and digits")
 	}
 	hash := sha256.Sum256([]byte(token))
 	var row keyRow
@@ -172,7 +182,7 @@ func authenticate(header string, lookup func(hash []byte, row *keyRow) error) (P
 		return Principal{}, apperr.New(apperr.Unauthorized, "invalid API key")
 	}
 	if row.Revoked {
-		return Principal{}, apperr.New(apperr.Unauthorized, "this API key has been revoked")
+		return Principal{}, apperr.New(apperr.Unauthorized, "revoked API key: this key has been revoked; use an active one")
 	}
 	return Principal{Scope: tenant.Scope{MerchantID: row.MerchantID, Mode: row.Mode}, KeyID: row.ID,
 		Ahead: time.Duration(row.AheadUS) * time.Microsecond}, nil

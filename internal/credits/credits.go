@@ -239,8 +239,9 @@ func debit(ctx context.Context, q store.Querier, s tenant.Scope, in DebitInput, 
 
 // debitAccount locks the account of the customer a debit names. The usual
 // case, a customer with an account named by one reference, takes one
-// statement; otherwise the customer is resolved to tell unknown_customer
-// from no_credit_account.
+// statement. An external id without an account is no_credit_account naming
+// that id (nothing is created); a customer id is resolved to tell
+// unknown_customer from no_credit_account.
 func debitAccount(ctx context.Context, q store.Querier, s tenant.Scope, ref customers.Ref) (account, error) {
 	var acct account
 	var ok bool
@@ -254,8 +255,15 @@ func debitAccount(ctx context.Context, q store.Querier, s tenant.Scope, ref cust
 	if err != nil || ok {
 		return acct, err
 	}
-	// A debit creates nothing: an external id never seen has no account
-	// either, and the caller's rollback undoes Resolve's upsert.
+	if ref.ID == nil && ref.ExternalID != nil {
+		// A debit creates nothing, not even the customer: name the
+		// external id as given, never a cus_ id an upsert would make up.
+		ext := *ref.ExternalID
+		if ext == "" || utf8.RuneCountInString(ext) > customers.MaxExternalIDLen {
+			return account{}, apperr.Field("external_customer_id", "must be 1 to %d characters", customers.MaxExternalIDLen)
+		}
+		return account{}, apperr.New(apperr.NoCreditAccount, "customer with external_customer_id %q has no credit account: grant credits first", ext)
+	}
 	c, _, err := customers.Resolve(ctx, q, s, ref, true)
 	if err != nil {
 		return account{}, err

@@ -108,7 +108,7 @@ func TestGrantAndDebit(t *testing.T) {
 		t.Fatalf("no account yet: %+v", b)
 	}
 	_, err := f.debit(credits.DebitInput{Customer: ref(cus), Amount: 1}, t0)
-	wantCode(t, err, apperr.NoCreditAccount, "customer")
+	wantCode(t, err, apperr.NoCreditAccount, "customer "+cus+" has no credit account")
 
 	g := f.mustGrant(cus, 100, nil, t0)
 	if g.Granted != 100 || g.Balance != 100 || !strings.HasPrefix(g.EntryID, "cle_") || g.Deduplicated || g.CustomerID != cus {
@@ -182,8 +182,18 @@ func TestValidation(t *testing.T) {
 	wantCode(t, err, apperr.CustomerRequired, "")
 	// A debit for an external id never seen is no_credit_account, and
 	// leaves no customer behind.
+	// The message names the external id, not a made-up cus_ id.
 	_, err = f.debit(credits.DebitInput{Customer: customers.Ref{ExternalID: ptr("ghost")}, Amount: 1}, t0)
-	wantCode(t, err, apperr.NoCreditAccount, "customer")
+	wantCode(t, err, apperr.NoCreditAccount, `customer with external_customer_id "ghost" has no credit account`)
+	if strings.Contains(err.Error(), "cus_") {
+		t.Fatalf("names a customer id: %v", err)
+	}
+	// So does a known customer without an account, named by external id.
+	f.customer("known")
+	_, err = f.debit(credits.DebitInput{Customer: customers.Ref{ExternalID: ptr("known")}, Amount: 1}, t0)
+	wantCode(t, err, apperr.NoCreditAccount, `customer with external_customer_id "known" has no credit account`)
+	_, err = f.debit(credits.DebitInput{Customer: customers.Ref{ExternalID: ptr(strings.Repeat("x", 256))}, Amount: 1}, t0)
+	wantCode(t, err, apperr.InvalidRequest, "external_customer_id")
 	var n int
 	if err := f.db.Get(&n, `SELECT count(*) FROM customers WHERE external_customer_id = 'ghost'`); err != nil || n != 0 {
 		t.Fatalf("ghost customer: %d %v", n, err)

@@ -51,6 +51,9 @@ type Cluster struct {
 
 	bin string
 	as  *runAs
+	// users is this Cluster's shared lock on Dir/users.lock, held from
+	// Start to Release (see users.go).
+	users *os.File
 }
 
 // New returns a Cluster for data dir dir (made absolute, since the server
@@ -108,10 +111,11 @@ func (c *Cluster) prepare() error {
 
 // Start initialises the cluster if needed (initdb, superuser "tollgate",
 // trust auth on the unix socket only, no TCP listener), starts it with
-// pg_ctl if it is not running (if it is already running, e.g. left behind
-// by a daemon that was killed, it attaches to it), and creates database
-// "tollgate" if missing. owned is true when this call started the server,
-// so the caller knows whether to Stop it.
+// pg_ctl if it is not running (if it is already running, used by another
+// process or left behind by a daemon that was killed, it attaches to it),
+// and creates database "tollgate" if missing. owned is true when this call
+// started the server. Every successful Start is paired with Release, which
+// stops the server only when no other process is using it.
 func (c *Cluster) Start(ctx context.Context) (owned bool, err error) {
 	if err := c.prepare(); err != nil {
 		return false, err
@@ -127,6 +131,16 @@ func (c *Cluster) Start(ctx context.Context) (owned bool, err error) {
 	if err := c.as.mkdirOwned(c.runDir()); err != nil {
 		return false, fmt.Errorf("create socket dir: %w", err)
 	}
+	// Joining first means nobody stops the server between our finding it
+	// running and our using it.
+	if err := c.join(ctx); err != nil {
+		return false, err
+	}
+	defer func() {
+		if err != nil {
+			_ = c.Release(context.WithoutCancel(ctx))
+		}
+	}()
 	if err := c.initdb(ctx); err != nil {
 		return false, err
 	}
@@ -148,17 +162,22 @@ func (c *Cluster) Start(ctx context.Context) (owned bool, err error) {
 		}
 	}
 	if err := c.createDatabase(ctx); err != nil {
-		if owned {
-			_ = c.Stop(context.WithoutCancel(ctx))
-		}
 		return false, err
 	}
 	return owned, nil
 }
 
 // Stop shuts the server down (pg_ctl stop -m fast: sessions are cut,
-// committed work is kept). Stopping a stopped cluster is not an error.
+// committed work is kept) whoever is using it, and ends this Cluster's use
+// of it; it is for throwaway clusters (tests) and cleaning up. Processes
+// sharing a cluster call Release instead. Stopping a stopped cluster is not
+// an error.
 func (c *Cluster) Stop(ctx context.Context) error {
+	defer c.leave()
+	return c.stop(ctx)
+}
+
+func (c *Cluster) stop(ctx context.Context) error {
 	if err := c.prepare(); err != nil {
 		return err
 	}

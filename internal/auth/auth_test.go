@@ -1,0 +1,77 @@
+package auth_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/tollgatehq/tollgate/internal/apperr"
+	"github.com/tollgatehq/tollgate/internal/auth"
+	"github.com/tollgatehq/tollgate/internal/store"
+	"github.com/tollgatehq/tollgate/internal/tenant"
+	"github.com/tollgatehq/tollgate/internal/testdb"
+)
+
+func TestMain(m *testing.M) { testdb.Main(m) }
+
+// Every failure is unauthorized; the message tells missing, malformed,
+// invalid and revoked apart, so a wrong key is never called missing.
+func TestAuthenticateMessages(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db, err := store.Open(ctx, testdb.New(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	m, err := auth.CreateMerchant(ctx, db, "acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, valid, err := auth.CreateKey(ctx, db, m.ID, tenant.Test)
+	if err != nil {
+		t.Fatal(err)
+	}
+	revokedKey, revoked, err := auth.CreateKey(ctx, db, m.ID, tenant.Live)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := auth.RevokeKey(ctx, db, revokedKey.ID); err != nil {
+		t.Fatal(err)
+	}
+	wrong := "sk_test_" + strings.Repeat("A", 43)
+	cases := map[string]string{
+		"":                               "missing API key",
+		"   ":                            "missing API key",
+		"Bearer":                         "missing API key",
+		"Bearer   ":                      "missing API key",
+		"bearer ":                        "missing API key",
+		valid:                            "malformed Authorization header",
+		"Basic " + valid:                 "malformed Authorization header",
+		"Bearer " + wrong:                "invalid API key",
+		"Bearer sk_test_wrong":           "invalid API key",
+		"Bearer " + valid[:len(valid)-1]: "invalid API key",
+		"Bearer " + valid + "x":          "invalid API key",
+		"Bearer pk_test_abc":             "invalid API key",
+		"Bearer " + revoked:              "revoked API key",
+	}
+	keys := auth.NewKeys(db)
+	for header, want := range cases {
+		for name, authenticate := range map[string]func() (auth.Principal, error){
+			"Authenticate": func() (auth.Principal, error) { return auth.Authenticate(ctx, db, header) },
+			"Keys":         func() (auth.Principal, error) { return keys.Authenticate(ctx, header) },
+		} {
+			_, err := authenticate()
+			e, ok := apperr.As(err)
+			if !ok || e.Code != apperr.Unauthorized || !strings.HasPrefix(e.Message, want) {
+				t.Errorf("%s(%q) = %v, want unauthorized %q…", name, header, err, want)
+			}
+		}
+	}
+	for _, header := range []string{"Bearer " + valid, "bearer  " + valid + " ", "BEARER " + valid} {
+		p, err := keys.Authenticate(ctx, header)
+		if err != nil || p.Scope.MerchantID != m.ID || p.Scope.Mode != tenant.Test {
+			t.Errorf("%q: %+v %v", header, p, err)
+		}
+	}
+}
