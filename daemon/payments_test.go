@@ -363,3 +363,48 @@ func TestPlanValidation(t *testing.T) {
 }
 
 func ptrInt(v int) *int { return &v }
+
+// A plan's features follow the subscription: active, grace while past due,
+// revoked after revocation, expired after it expires.
+func TestPlanEntitlementsFollowSubscription(t *testing.T) {
+	t.Parallel()
+	f := setupMoney(t)
+	if _, err := f.c.CreateFeature(f.ctx, client.FeatureParams{Key: "sso", Name: "SSO"}); err != nil {
+		t.Fatal(err)
+	}
+	p := f.plan(client.PlanParams{Name: "Team", Amount: "2000000", Interval: "week", Features: []client.PlanFeature{{FeatureKey: "sso"}}})
+	late := f.subscribe(p.ID, rail.WalletFailsTwiceAfter1, "u_late")
+	gone := f.subscribe(p.ID, rail.WalletRevokesAfter1st, "u_gone")
+	ends := f.subscribe(p.ID, rail.WalletSucceeds, "u_ends")
+	reason := func(x *client.Subscription) (bool, string) {
+		t.Helper()
+		e, err := f.c.CheckEntitlement(f.ctx, *x.CustomerID, "sso")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e.Entitled, e.Reason
+	}
+	for _, x := range []*client.Subscription{late, gone, ends} {
+		if ok, r := reason(x); !ok || r != "active" {
+			t.Fatalf("after checkout: %v %s", ok, r)
+		}
+	}
+	now := false
+	if _, err := f.c.CancelSubscription(f.ctx, ends.ID, client.CancelParams{AtPeriodEnd: &now}); err != nil {
+		t.Fatal(err)
+	}
+	f.advance("7d1h")
+	for _, tc := range []struct {
+		x        *client.Subscription
+		entitled bool
+		reason   string
+	}{{late, true, "grace"}, {gone, false, "revoked"}, {ends, false, "expired"}} {
+		if ok, r := reason(tc.x); ok != tc.entitled || r != tc.reason {
+			t.Errorf("%s: %v %s, want %v %s", tc.x.ID, ok, r, tc.entitled, tc.reason)
+		}
+	}
+	f.advance("3d") // the second retry succeeds
+	if ok, r := reason(late); !ok || r != "active" {
+		t.Errorf("after recovery: %v %s", ok, r)
+	}
+}
