@@ -174,7 +174,7 @@ func (b *Biller) outcome(a *action) {
 		// same key, until it is final.
 		a.after = a.x
 		next := a.at.Add(pendingRecheck)
-		if now := time.Now(); next.Before(now) {
+		if now := b.Clock.Now(); next.Before(now) {
 			next = now.Add(pendingRecheck)
 		}
 		a.after.NextActionAt = &next
