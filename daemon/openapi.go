@@ -157,7 +157,7 @@ func operations() map[string]apispec.Operation {
 		"GET /v1/customers/{id}": {ID: "getCustomer", Tag: "Customers", Summary: "Get a customer",
 			Params:    []apispec.Param{{Name: "id", In: "path", Doc: "The customer's id (cus_…) or your external_customer_id."}},
 			Responses: []apispec.Response{{Status: 200, Doc: "The customer.", Body: reflect.TypeFor[wire.Customer]()}},
-			Errors:    errs(apperr.ResourceNotFound)},
+			Errors:    []apispec.ErrorCase{unknownCustomerPath}},
 		"GET /v1/customers/{id}/entitlements/{feature_key}": {ID: "checkEntitlement", Tag: "Entitlements", Summary: "Check access to a feature",
 			Params: []apispec.Param{customerPath, {Name: "feature_key", In: "path", Doc: "The feature's key."}},
 			Responses: []apispec.Response{{Status: 200, Doc: "Whether the customer is entitled, and for a metered feature its limit, usage and what remains.",
