@@ -160,6 +160,7 @@ func NewRootCmd(f *Factory) *cobra.Command {
 		newEventsCmd(f),
 		newWebhookCmd(f),
 		newTUICmd(f),
+		newMCPCmd(f),
 	)
 	usageArgs(root)
 	return root
