@@ -35,6 +35,9 @@ func (s *Server) OpenAPI() ([]byte, []string, error) {
 	doc := apispec.NewDocument(s.baseURL, "tollgate API",
 		"Invoicing, subscriptions and usage billing paid in USDC. Amounts are USDC base units (6 decimals: 9000000 is 9.00 USDC), "+
 			"sent as integers or strings of digits and returned as strings. Every error is {\"error\":{\"code\",\"message\"}}.", APIVersion)
+	for tag, about := range tagDocs {
+		doc.Tag(tag, about)
+	}
 	ops := operations()
 	var missing []string
 	for _, rt := range s.allRoutes() {
@@ -65,6 +68,17 @@ func (s *Server) OpenAPI() ([]byte, []string, error) {
 	}
 	raw, err := doc.JSON()
 	return raw, missing, err
+}
+
+var tagDocs = map[string]string{
+	"Invoices":      "One-time invoices paid in USDC at their hosted checkout_url.",
+	"Usage":         "Meters and the usage events recorded against them.",
+	"Entitlements":  "Features, grants of them to customers, and the access check.",
+	"Credits":       "Prepaid credit balances over an append-only ledger.",
+	"Payments":      "Confirmed on-chain payments.",
+	"Subscriptions": "Customers' subscriptions to plans.",
+	"Events":        "The event feed behind the webhooks.",
+	"Customers":     "Customers, referenced by id or by your external_customer_id.",
 }
 
 // errs are codes with their statuses from the one status table.

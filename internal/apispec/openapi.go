@@ -64,6 +64,7 @@ type Document struct {
 	paths    map[string]map[string]any
 	webhooks map[string]any
 	tags     []string
+	tagDocs  map[string]string
 	info     map[string]any
 	servers  []any
 	headers  map[string]any
@@ -76,6 +77,7 @@ func NewDocument(baseURL, title, description, versionHeader string) *Document {
 		gen:      WithRefs("#/components/schemas/"),
 		paths:    map[string]map[string]any{},
 		webhooks: map[string]any{},
+		tagDocs:  map[string]string{"Webhooks": "Signed deliveries of the event feed to your endpoints."},
 		info:     map[string]any{"title": title, "version": Version, "description": description},
 		servers:  []any{map[string]any{"url": baseURL}},
 		headers: map[string]any{"wc-version": map[string]any{
@@ -84,6 +86,9 @@ func NewDocument(baseURL, title, description, versionHeader string) *Document {
 		}},
 	}
 }
+
+// Tag describes a tag operations name.
+func (d *Document) Tag(name, description string) { d.tagDocs[name] = description }
 
 // Add describes the route method path (path in ServeMux form, {id}).
 func (d *Document) Add(method, path string, op Operation) {
@@ -241,15 +246,19 @@ func (d *Document) JSON() ([]byte, error) {
 		}
 		schemas[name] = s
 	}
-	tags := make([]any, len(d.tags))
-	for i, t := range d.tags {
-		tags[i] = map[string]any{"name": t}
+	tags := make([]any, 0, len(d.tags)+1)
+	for _, t := range append(d.tags, "Webhooks") {
+		tag := map[string]any{"name": t}
+		if doc := d.tagDocs[t]; doc != "" {
+			tag["description"] = doc
+		}
+		tags = append(tags, tag)
 	}
 	return json.MarshalIndent(map[string]any{
 		"openapi":  "3.1.0",
 		"info":     d.info,
 		"servers":  d.servers,
-		"tags":     append(tags, map[string]any{"name": "Webhooks"}),
+		"tags":     tags,
 		"paths":    d.paths,
 		"webhooks": d.webhooks,
 		"security": []any{map[string]any{"bearer": []any{}}},
