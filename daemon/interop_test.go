@@ -71,7 +71,9 @@ func TestInteropNodeClients(t *testing.T) {
 			var got struct {
 				Tools   []string
 				Invoice struct{ Object, Amount, Status string }
-				Error   struct{ Error struct{ Code, Message string } }
+				Error   struct {
+					Error struct{ Code, Message string }
+				}
 			}
 			decodeFirst(t, out, &got)
 			if len(got.Tools) != len(wantTools) || got.Invoice.Object != "invoice" || got.Invoice.Amount != "9000000" ||
