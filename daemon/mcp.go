@@ -12,7 +12,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	segjson "github.com/segmentio/encoding/json"
 
 	"github.com/tollgatehq/tollgate/internal/apispec"
 	"github.com/tollgatehq/tollgate/internal/apperr"
@@ -205,29 +207,30 @@ func (s *Server) admitMCP(w http.ResponseWriter, r *http.Request, p MCPPrincipal
 	return nil
 }
 
-// calledTools returns the names of the tools a JSON-RPC message (or batch)
-// calls. Anything unparseable is left for the SDK to refuse.
+// calledTools returns the names of the tools a JSON-RPC message (or
+// batch) calls, read as the SDK reads them: its message decoder, and
+// case-sensitive field names (segmentio's decoder, the SDK's own), so no
+// spelling the SDK would run escapes this check. Anything unparseable is
+// left for the SDK to refuse.
 func calledTools(body []byte) []string {
-	type message struct {
-		Method string `json:"method"`
-		Params struct {
-			Name string `json:"name"`
-		} `json:"params"`
-	}
-	var msgs []message
-	body = bytes.TrimSpace(body)
-	if len(body) > 0 && body[0] == '[' {
-		_ = json.Unmarshal(body, &msgs)
-	} else {
-		var m message
-		if json.Unmarshal(body, &m) == nil {
-			msgs = []message{m}
-		}
+	var raws []json.RawMessage
+	if err := segjson.Unmarshal(body, &raws); err != nil {
+		raws = []json.RawMessage{body}
 	}
 	var names []string
-	for _, m := range msgs {
-		if m.Method == "tools/call" {
-			names = append(names, m.Params.Name)
+	for _, raw := range raws {
+		msg, err := jsonrpc.DecodeMessage(raw)
+		req, ok := msg.(*jsonrpc.Request)
+		if err != nil || !ok || req.Method != "tools/call" {
+			continue
+		}
+		var params struct {
+			Name string `json:"name"`
+		}
+		dec := segjson.NewDecoder(bytes.NewReader(req.Params))
+		dec.DontMatchCaseInsensitiveStructFields()
+		if dec.Decode(&params) == nil {
+			names = append(names, params.Name)
 		}
 	}
 	return names
