@@ -164,6 +164,7 @@ func NewRootCmd(f *Factory) *cobra.Command {
 		newEventsCmd(f),
 		newWebhookCmd(f),
 		newTUICmd(f),
+		newMCPCmd(f),
 	)
 	usageArgs(root)
 	strictGroups(root)

@@ -54,7 +54,10 @@ func BenchmarkInvoicesList(b *testing.B) {
 
 // load sends b.N requests from benchClients goroutines and reports
 // throughput and latency percentiles. Any non-2xx answer fails the run.
-func load(b *testing.B, method, url, key, body string) {
+func load(b *testing.B, method, url, key, body string) { loadWith(b, method, url, key, body, nil) }
+
+// loadWith is load with extra request headers.
+func loadWith(b *testing.B, method, url, key, body string, header http.Header) {
 	tr := &http.Transport{MaxIdleConnsPerHost: benchClients, MaxConnsPerHost: benchClients, DisableCompression: os.Getenv("BENCH_NO_GZIP") != ""}
 	defer tr.CloseIdleConnections()
 	hc := &http.Client{Transport: tr, Timeout: 30 * time.Second}
@@ -80,6 +83,9 @@ func load(b *testing.B, method, url, key, body string) {
 				req, _ := http.NewRequestWithContext(context.Background(), method, url, strings.NewReader(body))
 				if key != "" {
 					req.Header.Set("Authorization", "Bearer "+key)
+				}
+				for k, v := range header {
+					req.Header[k] = v
 				}
 				t0 := time.Now()
 				resp, err := hc.Do(req)

@@ -62,7 +62,7 @@ func TestListSubscriptionsOfCustomer(t *testing.T) {
 	insert := func(id, customer string, at time.Time) {
 		t.Helper()
 		_, err := b.db.ExecContext(ctx, `INSERT INTO subscriptions (merchant_id, mode, id, plan_id, customer_id, status, created_at)
-			VALUES ($1, 'test', $2, 'price_1', $3, 'active', $4)`, merchant, id, customer, at)
+			VALUES ($1, 'test', $2, 'price_' || $2, $3, 'active', $4)`, merchant, id, customer, at)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -29,6 +29,9 @@ type bundle struct {
 	db  *store.DB
 	d   *daemon.Daemon
 	url string
+	// spec checks every /v1 exchange of the client and raw helpers against
+	// the daemon's /openapi.json.
+	spec *specCheck
 }
 
 // setup starts a daemon on a fresh database; opts adjust its config.
@@ -54,7 +57,7 @@ func setup(t testing.TB, opts ...func(*daemon.Config)) *bundle {
 		defer cancel()
 		_ = d.Shutdown(sctx)
 	})
-	return &bundle{t: t, db: db, d: d, url: d.URL}
+	return &bundle{t: t, db: db, d: d, url: d.URL, spec: newSpecCheck(t, d.URL)}
 }
 
 // merchant creates a merchant and returns its id.
@@ -79,7 +82,7 @@ func (b *bundle) key(merchantID string, mode tenant.Mode) (string, string) {
 
 // client returns a client for a new merchant's key of mode, or for key.
 func (b *bundle) client(key string) *client.Client {
-	return client.New(b.url, key, client.WithMaxRetries(0))
+	return client.New(b.url, key, client.WithMaxRetries(0), client.WithHTTPClient(b.httpClient()))
 }
 
 // testClient makes a merchant with a test key and returns its client.
@@ -102,7 +105,7 @@ func (b *bundle) raw(method, path, key, body string) (int, http.Header, string) 
 	if body != "" {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := b.httpClient().Do(req)
 	if err != nil {
 		b.t.Fatal(err)
 	}

@@ -111,7 +111,7 @@ func (s *Server) AuthenticateMCP(r *http.Request) (MCPPrincipal, error) {
 		if err != nil {
 			return MCPPrincipal{}, err
 		}
-		return MCPPrincipal{Principal: auth.Principal{Scope: g.Scope, KeyID: g.KeyID}, Scopes: g.Scopes, ClientID: g.ClientID, GrantID: g.ID}, nil
+		return MCPPrincipal{Principal: auth.Principal{Scope: g.Scope, KeyID: g.KeyID, Ahead: g.Ahead}, Scopes: g.Scopes, ClientID: g.ClientID, GrantID: g.ID}, nil
 	}
 	return MCPPrincipal{}, &BearerError{
 		Status: http.StatusUnauthorized, Challenge: s.ChallengeUnauthenticated(),

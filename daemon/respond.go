@@ -56,18 +56,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 // become 503 when the database is unavailable and 500 otherwise; the 500's
 // detail goes to the log, not the client.
 func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err error) {
-	e, ok := apperr.As(err)
-	switch {
-	case ok:
-	case store.Unavailable(err):
-		e = &apperr.Error{Code: apperr.ServiceUnavailable, Message: "the database is unavailable; retry shortly"}
-	case errors.Is(err, context.Canceled) && r.Context().Err() != nil:
-		// The client went away; nobody reads this response.
-		e = &apperr.Error{Code: apperr.ServiceUnavailable, Message: "request cancelled"}
-	default:
-		log.ErrorContext(r.Context(), "internal error", "err", err, "request_id", requestID(r.Context()))
-		e = &apperr.Error{Code: apperr.Internal, Message: "internal error; request id " + requestID(r.Context())}
-	}
+	e := apiError(r.Context(), log, err)
 	status := e.Status
 	if status == 0 {
 		status = HTTPStatus(e.Code)
@@ -79,6 +68,25 @@ func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 		w.Header().Set("Retry-After", strconv.Itoa(unavailableRetryAfter))
 	}
 	writeJSON(w, status, wire.Error{Error: wire.ErrorDetail{Code: string(e.Code), Message: e.Message}})
+}
+
+// apiError is err as the API reports it (REST envelopes and tool errors
+// alike): an API error as it is, a database outage as service_unavailable,
+// anything else as internal, logged with the request id.
+func apiError(ctx context.Context, log *slog.Logger, err error) *apperr.Error {
+	e, ok := apperr.As(err)
+	switch {
+	case ok:
+	case store.Unavailable(err):
+		e = &apperr.Error{Code: apperr.ServiceUnavailable, Message: "the database is unavailable; retry shortly"}
+	case errors.Is(err, context.Canceled) && ctx.Err() != nil:
+		// The client went away; nobody reads this response.
+		e = &apperr.Error{Code: apperr.ServiceUnavailable, Message: "request cancelled"}
+	default:
+		log.ErrorContext(ctx, "internal error", "err", err, "request_id", requestID(ctx))
+		e = &apperr.Error{Code: apperr.Internal, Message: "internal error; request id " + requestID(ctx)}
+	}
+	return e
 }
 
 // readBody reads the request body up to limit bytes. A larger body is

@@ -36,6 +36,11 @@ type Server struct {
 	money    *moneyPath
 	// checkoutTmpl is the hosted checkout page.
 	checkoutTmpl *template.Template
+	// mcp is the tool server's SDK handler; toolsByName its registry.
+	mcp         http.Handler
+	toolsByName map[string]tool
+	// openapi is the API description, built once.
+	openapi []byte
 }
 
 // NewServer builds the route table and middleware over db; cfg must be
@@ -50,8 +55,13 @@ func NewServer(cfg Config, db *store.DB, log *slog.Logger, limiter ratelimit.Lim
 	s.oauth = newOAuthServer(s)
 	s.money = s.newMoney()
 	s.checkoutTmpl = parseCheckoutTemplate()
+	s.toolsByName = map[string]tool{}
+	for _, t := range toolTable() {
+		s.toolsByName[t.name] = t
+	}
+	s.mcp = s.newMCPHandler()
 	mux := http.NewServeMux()
-	for _, rt := range append(s.routes(), s.oauthRoutes()...) {
+	for _, rt := range s.allRoutes() {
 		h := s.route(rt)
 		if rt.compress {
 			h = handlers.CompressHandler(h)
@@ -59,6 +69,14 @@ func NewServer(cfg Config, db *store.DB, log *slog.Logger, limiter ratelimit.Lim
 		mux.Handle(rt.pattern, h)
 	}
 	s.handler = s.chain(mux)
+	doc, missing, err := s.OpenAPI()
+	switch {
+	case err != nil:
+		log.Error("building the API description", "err", err)
+	case len(missing) > 0:
+		log.Warn("routes missing from the API description", "routes", missing)
+	}
+	s.openapi = doc
 	return s
 }
 
@@ -135,6 +153,12 @@ func (s *Server) routes() []route {
 	}
 }
 
+// allRoutes is the route table: the REST API's rows, the authorization
+// server's, and the tool server's with the API description.
+func (s *Server) allRoutes() []route {
+	return append(append(s.routes(), s.oauthRoutes()...), s.toolRoutes()...)
+}
+
 // route adapts a table row to an http.Handler: route labelling, and for API
 // routes authentication, rate limiting and the mode check, in that order.
 func (s *Server) route(rt route) http.Handler {
@@ -177,7 +201,16 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request, p auth.Principal,
 			return apperr.New(apperr.RateLimited, "rate limit of %d requests per minute exceeded for %s; retry in %d s", d.Limit, rt.class, secs)
 		}
 	}
-	if rt.creates && s.cfg.Environment != "any" && string(p.Mode) != s.cfg.Environment {
+	if rt.creates {
+		return s.checkMode(p)
+	}
+	return nil
+}
+
+// checkMode refuses a create request whose key is of the mode this server
+// does not serve (--environment): mode_mismatch.
+func (s *Server) checkMode(p auth.Principal) error {
+	if s.cfg.Environment != "any" && string(p.Mode) != s.cfg.Environment {
 		return apperr.New(apperr.ModeMismatch, "this server accepts %s-mode requests only, but the key is a %s key", s.cfg.Environment, p.Mode)
 	}
 	return nil

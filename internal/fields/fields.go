@@ -204,3 +204,14 @@ func (o *Object) Raw(name string) json.RawMessage { return o.get(name) }
 
 // Fail records an error found by the caller (e.g. a cross-field rule).
 func (o *Object) Fail(err error) { o.fail(err) }
+
+// Read returns the names of the fields read so far, sorted: what a decoder
+// admits, for tests that hold it to the documented request type.
+func (o *Object) Read() []string {
+	names := make([]string, 0, len(o.seen))
+	for k := range o.seen {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	return names
+}

@@ -39,6 +39,9 @@ type Grant struct {
 	Scopes   []string
 	// ExpiresAt is when the access token expires.
 	ExpiresAt time.Time
+	// Ahead is how far the merchant's test clock runs ahead of the wall
+	// clock (test mode only), as for an API key.
+	Ahead time.Duration
 }
 
 // Has reports whether the grant includes scope.
@@ -48,11 +51,12 @@ func (g Grant) Has(scope string) bool { return slices.Contains(g.Scopes, scope) 
 // end it: a global lookup, like an API key's.
 const verifyQuery = `SELECT t.token_hash, t.kind, t.scopes, t.expires_at, t.expires_at <= now() AS expired,
 	(t.revoked_at IS NOT NULL OR g.revoked_at IS NOT NULL OR k.revoked_at IS NOT NULL OR o.revoked_at IS NOT NULL) AS revoked,
-	g.id AS grant_id, g.merchant_id, g.mode, g.key_id, g.client_id, g.resource
+	g.id AS grant_id, g.merchant_id, g.mode, g.key_id, g.client_id, g.resource, coalesce(c.ahead_us, 0) AS ahead_us
 	FROM oauth_tokens t
 	JOIN oauth_grants g ON g.merchant_id = t.merchant_id AND g.id = t.grant_id
 	JOIN api_keys k ON k.id = g.key_id
 	JOIN oauth_clients o ON o.id = g.client_id
+	LEFT JOIN test_clocks c ON c.merchant_id = g.merchant_id AND g.mode = 'test'
 	WHERE t.token_hash = $1`
 
 type verifyRow struct {
@@ -68,6 +72,7 @@ type verifyRow struct {
 	KeyID      string         `db:"key_id"`
 	ClientID   string         `db:"client_id"`
 	Resource   string         `db:"resource"`
+	AheadUS    int64          `db:"ahead_us"`
 }
 
 // Authenticate verifies an access token presented to resource and returns
@@ -129,7 +134,7 @@ func verify(token, resource string, lookup func(hash []byte, row *verifyRow) err
 	}
 	return Grant{
 		ID: row.GrantID, Scope: tenant.Scope{MerchantID: row.MerchantID, Mode: row.Mode}, KeyID: row.KeyID,
-		ClientID: row.ClientID, Scopes: row.Scopes, ExpiresAt: row.ExpiresAt,
+		ClientID: row.ClientID, Scopes: row.Scopes, ExpiresAt: row.ExpiresAt, Ahead: time.Duration(row.AheadUS) * time.Microsecond,
 	}, nil
 }
 

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/tollgatehq/tollgate/internal/apperr"
+	"github.com/tollgatehq/tollgate/internal/fields"
 )
 
 // DefaultLimit and MaxLimit are SPEC.md's list limits.
@@ -135,4 +136,21 @@ func Build[T any](rows []T, p Params, pos func(T) Cursor) Result[T] {
 		r.Items = []T{}
 	}
 	return r
+}
+
+// DecodeArgs reads limit and before from a JSON object (MCP tool
+// arguments) with exactly ParseQuery's rules and messages: each value is
+// taken as the text a query string would carry.
+func DecodeArgs(o *fields.Object) (Params, error) {
+	q := url.Values{}
+	if raw := o.Raw("limit"); raw != nil {
+		q.Set("limit", strings.Trim(string(raw), `"`))
+	}
+	if before := o.String("before", 0, 0); before != nil {
+		q.Set("before", *before)
+	}
+	if err := o.Err(); err != nil {
+		return Params{Limit: DefaultLimit}, err
+	}
+	return ParseQuery(q)
 }

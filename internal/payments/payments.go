@@ -135,7 +135,7 @@ func (p Payment) Wire() wire.Payment {
 		Object: "payment", ID: p.ID, Amount: p.Amount.String(), Currency: "usdc", Status: p.Status, AmountRefunded: p.AmountRefunded.String(),
 		InvoiceID: p.InvoiceID, SubscriptionID: p.SubscriptionID, CustomerID: p.CustomerID, Payer: p.Payer, Payee: p.Payee,
 		Network: p.Network, TxHash: p.TxHash, ConfirmedAt: wire.OptTimestamp(p.ConfirmedAt), PeriodStart: wire.OptTimestamp(p.PeriodStart),
-		PeriodEnd: wire.OptTimestamp(p.PeriodEnd), Lines: p.Lines, CreatedAt: wire.Timestamp(p.CreatedAt), Livemode: p.Mode == tenant.Live,
+		PeriodEnd: wire.OptTimestamp(p.PeriodEnd), Lines: wire.StoredLines(p.Lines), CreatedAt: wire.Timestamp(p.CreatedAt), Livemode: p.Mode == tenant.Live,
 	}
 }
 

@@ -305,7 +305,7 @@ func (p Plan) Wire(baseURL string) wire.Plan {
 	}
 	return wire.Plan{
 		Object: "plan", ID: p.ID, Amount: p.Amount.String(), Interval: p.Interval, IntervalDays: p.IntervalDays,
-		UsageType: p.UsageType, Meter: p.MeterID, PricingModel: p.PricingJSON, Features: fs,
+		UsageType: p.UsageType, Meter: p.MeterID, PricingModel: wire.StoredPricing(p.PricingJSON), Features: fs,
 		Product:     wire.Product{ID: p.ProductID, Name: p.ProductName, Description: p.ProductDesc},
 		CheckoutURL: baseURL + "/checkout/" + p.ID, CreatedAt: wire.Timestamp(p.CreatedAt), Livemode: p.Mode == tenant.Live,
 	}

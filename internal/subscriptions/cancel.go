@@ -113,7 +113,7 @@ func Upcoming(ctx context.Context, q store.Querier, s tenant.Scope, subscription
 	return wire.Payment{
 		Object: "upcoming_charge", Amount: amount.String(), Currency: "usdc", AmountRefunded: "0", SubscriptionID: &x.ID,
 		CustomerID: x.CustomerID, Payer: x.Payer, Network: networkOf(x), PeriodStart: wire.OptTimestamp(&start),
-		PeriodEnd: wire.OptTimestamp(&end), Lines: lines, Livemode: x.Mode == tenant.Live,
+		PeriodEnd: wire.OptTimestamp(&end), Lines: wire.StoredLines(lines), Livemode: x.Mode == tenant.Live,
 	}, nil
 }
 

@@ -104,7 +104,7 @@ func (x Subscription) Wire() wire.Subscription {
 	w := wire.Subscription{
 		Object: "subscription", ID: x.ID, Status: x.Status, PlanID: x.PlanID, ProductID: x.ProductID, CustomerID: x.CustomerID,
 		Payer: x.Payer, UsageType: x.UsageType, Interval: x.Interval, IntervalDays: x.IntervalDays, Meter: x.MeterID,
-		PricingModel: x.PricingModel, CurrentPeriodStart: wire.OptTimestamp(x.CurrentPeriodStart),
+		PricingModel: wire.StoredPricing(x.PricingModel), CurrentPeriodStart: wire.OptTimestamp(x.CurrentPeriodStart),
 		CurrentPeriodEnd: wire.OptTimestamp(x.CurrentPeriodEnd), CancelAt: wire.OptTimestamp(x.CancelAt), EndedAt: wire.OptTimestamp(x.EndedAt),
 		LatestPaymentID: x.LatestPaymentID, CreatedAt: wire.Timestamp(x.CreatedAt), Livemode: x.Mode == tenant.Live,
 	}

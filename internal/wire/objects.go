@@ -160,7 +160,7 @@ type Payment struct {
 	ConfirmedAt    *string         `json:"confirmed_at"`
 	PeriodStart    *string         `json:"period_start,omitempty"`
 	PeriodEnd      *string         `json:"period_end,omitempty"`
-	Lines          json.RawMessage `json:"lines,omitempty"`
+	Lines          []PaymentLine   `json:"lines,omitempty"`
 	CreatedAt      string          `json:"created_at,omitempty"`
 	Livemode       bool            `json:"livemode"`
 }
@@ -198,7 +198,7 @@ type Subscription struct {
 	Interval           *string         `json:"interval"`
 	IntervalDays       *int            `json:"interval_days"`
 	Meter              *string         `json:"meter,omitempty"`
-	PricingModel       json.RawMessage `json:"pricing_model,omitempty"`
+	PricingModel       *PricingModel   `json:"pricing_model,omitempty"`
 	CurrentPeriodStart *string         `json:"current_period_start"`
 	CurrentPeriodEnd   *string         `json:"current_period_end"`
 	CancelAt           *string         `json:"cancel_at"`
@@ -239,7 +239,7 @@ type Plan struct {
 	IntervalDays *int            `json:"interval_days"`
 	UsageType    string          `json:"usage_type"`
 	Meter        *string         `json:"meter"`
-	PricingModel json.RawMessage `json:"pricing_model"`
+	PricingModel *PricingModel   `json:"pricing_model"`
 	Features     []PlanFeature   `json:"features"`
 	Product      Product         `json:"product"`
 	CheckoutURL  string          `json:"checkout_url"`

@@ -1,5 +1,7 @@
 package wire
 
+import "encoding/json"
+
 // PricingModel is a metered plan's `pricing_model`, in SPEC.md's camelCase,
 // as the API echoes it and the database stores it. Only the fields of its
 // kind are present: unitAmount and includedUnits (per_unit), unitAmount and
@@ -37,4 +39,23 @@ type PaymentLine struct {
 	Tier        *int    `json:"tier"`
 	UnitAmount  *string `json:"unit_amount"`
 	Amount      string  `json:"amount"`
+}
+
+// StoredPricing reads a pricing model stored as its JSON (nil for none).
+func StoredPricing(b []byte) *PricingModel {
+	if len(b) == 0 {
+		return nil
+	}
+	var m PricingModel
+	if json.Unmarshal(b, &m) != nil {
+		return nil
+	}
+	return &m
+}
+
+// StoredLines reads payment lines stored as their JSON (nil for none).
+func StoredLines(b []byte) []PaymentLine {
+	var ls []PaymentLine
+	_ = json.Unmarshal(b, &ls)
+	return ls
 }
