@@ -127,8 +127,7 @@ type madeObject struct {
 // remembers its ids so its events can be told apart.
 func (t *trigger) keep(kind, objID, note string, raw json.RawMessage, related ...*string) {
 	o := madeObject{kind: kind, id: objID, note: note, raw: raw}
-	t.ids[objID] = true
-	for _, r := range related {
+	for _, r := range append(related, &objID) {
 		if r != nil && *r != "" {
 			t.ids[*r] = true
 		}

@@ -98,19 +98,20 @@ func (t *trigger) renew(ctx context.Context, wallet string) error {
 	if err != nil {
 		return err
 	}
-	if err := t.advance(ctx, client.TestClockAdvanceParams{To: x.CurrentPeriodEnd}); err != nil {
+	if _, err := t.advance(ctx, client.TestClockAdvanceParams{To: x.CurrentPeriodEnd}); err != nil {
 		return err
 	}
 	return t.refresh(ctx, x.ID)
 }
 
-func (t *trigger) advance(ctx context.Context, p client.TestClockAdvanceParams) error {
+// advance moves the test clock and returns its new time.
+func (t *trigger) advance(ctx context.Context, p client.TestClockAdvanceParams) (time.Time, error) {
 	clock, err := t.c.AdvanceTestClock(ctx, p)
 	if err != nil {
-		return err
+		return time.Time{}, err
 	}
 	t.keep("test_clock", "", "advanced to "+fmtTime(clock.Now)+" UTC", clock.Raw)
-	return nil
+	return clock.Now, nil
 }
 
 // refresh records the subscription's state now.
@@ -132,7 +133,8 @@ func (t *trigger) exhaustDunning(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := t.advance(ctx, client.TestClockAdvanceParams{To: x.CurrentPeriodEnd}); err != nil {
+	now, err := t.advance(ctx, client.TestClockAdvanceParams{To: x.CurrentPeriodEnd})
+	if err != nil {
 		return err
 	}
 	for {
@@ -150,15 +152,11 @@ func (t *trigger) exhaustDunning(ctx context.Context) error {
 		default:
 			return fmt.Errorf("subscription %s is %s, not past_due: dunning cannot run out", x.ID, x.Status)
 		}
-		clock, err := t.c.GetTestClock(ctx)
-		if err != nil {
-			return err
-		}
-		if clock.Now.Sub(t.start) >= triggerDunningMax {
+		if now.Sub(t.start) >= triggerDunningMax {
 			return fmt.Errorf("subscription %s is still past_due after %d days of test-clock time: gave up waiting for subscription.dunning_exhausted (is the daemon's --dunning-schedule longer than that?)",
 				x.ID, triggerDunningMax/(24*time.Hour))
 		}
-		if err := t.advance(ctx, client.TestClockAdvanceParams{By: "1d"}); err != nil {
+		if now, err = t.advance(ctx, client.TestClockAdvanceParams{By: "1d"}); err != nil {
 			return err
 		}
 	}
