@@ -209,6 +209,11 @@ func TestSubscriptionsAndClock(t *testing.T) {
 	after := u.cli(t, "", "clock", "show", "--json").object(t)
 	t0, _ := time.Parse(time.RFC3339, before["now"].(string))
 	t1, _ := time.Parse(time.RFC3339, after["now"].(string))
+	t2 := t1.Add(time.Hour).Truncate(time.Second)
+	moved := u.cli(t, "", "clock", "advance", "--to", t2.Format(time.RFC3339), "--json").object(t)
+	if now, err := time.Parse(time.RFC3339, moved["now"].(string)); moved["object"] != "test_clock" || err != nil || !now.Equal(t2) {
+		t.Fatalf("advance --to %s: %v", t2, moved)
+	}
 	if after["object"] != "test_clock" || t1.Sub(t0) < 26*time.Hour || t1.Sub(t0) > 27*time.Hour {
 		t.Fatalf("clock %v → %v", before, after)
 	}
@@ -221,6 +226,9 @@ func TestSubscriptionsAndClock(t *testing.T) {
 	u.cli(t, "", "payments", "get", payID).want(t, ExitOK, "Payment "+payID, "Subscription:", subID, "Period:", "Lines:",
 		"included", "usage", "1,000", "1.00 USDC")
 	u.cli(t, "", "payments", "list", "--all", "--limit", "1").want(t, ExitOK, payID, subID)
+	if p := u.cli(t, "", "payments", "get", payID, "--json").object(t); p["subscription_id"] != subID || len(p["lines"].([]any)) == 0 {
+		t.Fatalf("payment %v", p)
+	}
 
 	u.cli(t, "", "subscriptions", "list").want(t, ExitOK, "STATUS", "PLAN", subID, metered.ID, "every day", licensed.ID, "every month")
 	mine := u.cli(t, "", "subscriptions", "list", "--customer", customer, "--json").object(t)
@@ -228,6 +236,9 @@ func TestSubscriptionsAndClock(t *testing.T) {
 		t.Fatalf("--customer %s: %v", customer, mine)
 	}
 	u.cli(t, "", "subscriptions", "get", subID).want(t, ExitOK, "Subscription "+subID, "usage, capped at 3.00 USDC", "Current period:", "Latest payment:  "+payID)
+	if x := u.cli(t, "", "subscriptions", "get", subID, "--json").object(t); x["object"] != "subscription" || x["latest_payment_id"] != payID {
+		t.Fatalf("subscription %v", x)
+	}
 	u.cli(t, "", "subscriptions", "get", "sub_nope").want(t, ExitError, "resource_not_found")
 
 	u.cli(t, "", "subscriptions", "cancel", subID).want(t, ExitOK, "Canceled subscription "+subID+": it ends ", "Cancels at:")
