@@ -34,6 +34,13 @@ func tollgateBinary(t *testing.T) string {
 // serveProcess runs `tollgate serve` on url and returns it once it serves.
 func serveProcess(t *testing.T, bin, url string, args ...string) *exec.Cmd {
 	t.Helper()
+	c, _ := serveProcessURL(t, bin, url, args...)
+	return c
+}
+
+// serveProcessURL is serveProcess that also returns the daemon's URL.
+func serveProcessURL(t *testing.T, bin, url string, args ...string) (*exec.Cmd, string) {
+	t.Helper()
 	home := t.TempDir()
 	cfg := filepath.Join(home, "config.yaml")
 	if err := os.WriteFile(cfg, nil, 0o600); err != nil {
@@ -49,22 +56,25 @@ func serveProcess(t *testing.T, bin, url string, args ...string) *exec.Cmd {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = c.Process.Kill(); _ = c.Wait() })
-	serving := make(chan struct{})
+	serving := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(stderr)
 		once := sync.Once{}
 		for sc.Scan() {
-			if strings.Contains(sc.Text(), "tollgate serving") {
-				once.Do(func() { close(serving) })
+			if line := sc.Text(); strings.Contains(line, "tollgate serving") {
+				_, rest, _ := strings.Cut(line, "url=")
+				addr, _, _ := strings.Cut(rest, " ")
+				once.Do(func() { serving <- addr })
 			}
 		}
 	}()
 	select {
-	case <-serving:
+	case addr := <-serving:
+		return c, addr
 	case <-time.After(60 * time.Second):
 		t.Fatal("tollgate serve did not start")
 	}
-	return c
+	return c, ""
 }
 
 // A daemon killed with SIGKILL in the middle of a delivery loses nothing:

@@ -24,7 +24,7 @@ type moneyPath struct {
 
 func (s *Server) newMoney() *moneyPath {
 	m := &moneyPath{testRail: rail.NewTest(s.db), live: s.cfg.LiveRail}
-	m.biller = &subscriptions.Biller{DB: s.db, Rail: m.railFor,
+	m.biller = &subscriptions.Biller{DB: s.db, Rail: m.railFor, Clock: s.cfg.Clock,
 		Policy: subscriptions.Policy{Dunning: s.cfg.DunningSchedule, UsageGrace: s.cfg.UsageGrace}}
 	m.checkout = checkout.Env{DB: s.db, Rail: m.railFor, Now: s.scopeNow, Payee: s.payee, UsageGrace: s.cfg.UsageGrace, BaseURL: s.baseURL}
 	return m

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/lib/pq"
+
 	"github.com/tollgatehq/tollgate/internal/money"
 	"github.com/tollgatehq/tollgate/internal/store"
 	"github.com/tollgatehq/tollgate/internal/tenant"
@@ -39,23 +41,17 @@ func NewTest(db *store.DB) *Test { return &Test{db: db} }
 // Network is "test".
 func (t *Test) Network() string { return "test" }
 
-// Settle implements Rail. The requests are settled in one transaction: a
-// key already settled answers its stored settlement; a new one is decided
-// and stored.
+// Settle implements Rail. The requests are settled in one transaction of a
+// few statements whatever their number (the billing engine settles
+// hundreds at once): keys already settled answer their stored settlement;
+// new ones are decided and stored together.
 func (t *Test) Settle(ctx context.Context, reqs []Request) ([]Settlement, error) {
 	out := make([]Settlement, len(reqs))
 	var lost bool
 	err := t.db.InTx(ctx, func(tx *store.Tx) error {
-		lost = false
-		for i, r := range reqs {
-			s, fresh, err := t.settle(ctx, tx, r)
-			if err != nil {
-				return err
-			}
-			out[i] = s
-			lost = lost || (fresh && r.Payer == WalletTransientOnce && r.Kind != Refund)
-		}
-		return nil
+		var err error
+		lost, err = t.settle(ctx, tx, reqs, out)
+		return err
 	})
 	if err != nil {
 		return nil, err
@@ -86,77 +82,139 @@ func (r settlementRow) settlement() Settlement {
 		Status: r.Status, Reason: r.Reason, TxHash: r.TxHash, At: r.At, Network: "test"}
 }
 
-// settle answers one request in tx; fresh is true when it was decided now.
-func (t *Test) settle(ctx context.Context, tx *store.Tx, r Request) (Settlement, bool, error) {
-	var rows []settlementRow
-	if err := tx.SelectContext(ctx, &rows, `SELECT `+settlementColumns+` FROM rail_settlements WHERE merchant_id = $1 AND mode = $2 AND key = $3`,
-		r.Scope.MerchantID, r.Scope.Mode, r.Key); err != nil {
-		return Settlement{}, false, store.Translate(err)
+// settle fills out for reqs in tx; lost is true when a new settlement's
+// answer is to be lost (WalletTransientOnce).
+func (t *Test) settle(ctx context.Context, tx *store.Tx, reqs []Request, out []Settlement) (lost bool, err error) {
+	// Requests are grouped by scope: a batch usually has one or a few.
+	byScope := map[tenant.Scope][]int{}
+	for i, r := range reqs {
+		byScope[r.Scope] = append(byScope[r.Scope], i)
 	}
-	if len(rows) == 1 {
-		return rows[0].settlement(), false, nil
-	}
-	if r.Kind == Pay {
-		// An invoice already paid answers its payment, whoever asks.
-		if err := tx.SelectContext(ctx, &rows, `SELECT `+settlementColumns+` FROM rail_settlements
-			WHERE merchant_id = $1 AND mode = $2 AND nonce = $3 AND kind = 'pay' AND status = 'succeeded'`,
-			r.Scope.MerchantID, r.Scope.Mode, r.Nonce); err != nil {
-			return Settlement{}, false, store.Translate(err)
+	for s, idx := range byScope {
+		l, err := t.settleScope(ctx, tx, s, reqs, idx, out)
+		if err != nil {
+			return false, err
 		}
-		if len(rows) == 1 {
-			return rows[0].settlement(), false, nil
-		}
+		lost = lost || l
 	}
-	status, reason, err := t.decide(ctx, tx, r)
-	if err != nil {
-		return Settlement{}, false, err
-	}
-	s := Settlement{Key: r.Key, Kind: r.Kind, Nonce: r.Nonce, Payer: r.Payer, Payee: r.Payee, Amount: r.Amount,
-		Status: status, Reason: reason, TxHash: txHash(r.Scope, r.Key), At: r.At.Truncate(time.Microsecond), Network: "test"}
-	var reasonArg *string
-	if reason != "" {
-		reasonArg = &reason
-	}
-	// A concurrent request for the same key or the same invoice may have
-	// settled first; then its settlement is the answer.
-	res, err := tx.ExecContext(ctx, `INSERT INTO rail_settlements (merchant_id, mode, key, kind, nonce, payer, payee, amount, status, reason, tx_hash, settled_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) ON CONFLICT DO NOTHING`,
-		r.Scope.MerchantID, r.Scope.Mode, r.Key, r.Kind, r.Nonce, r.Payer, r.Payee, r.Amount, status, reasonArg, s.TxHash, s.At)
-	if err != nil {
-		return Settlement{}, false, store.Translate(err)
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return Settlement{}, false, fmt.Errorf("%w: a concurrent operation settled %s first", ErrTransient, r.Key)
-	}
-	return s, true, nil
+	return lost, nil
 }
 
-// decide applies the payer's behaviour. n counts the earlier operations on
-// the same authorization (activation first).
-func (t *Test) decide(ctx context.Context, tx *store.Tx, r Request) (status, reason string, err error) {
-	if r.Kind == Refund {
-		return Succeeded, "", nil
+func (t *Test) settleScope(ctx context.Context, tx *store.Tx, s tenant.Scope, reqs []Request, idx []int, out []Settlement) (bool, error) {
+	keys, nonces := make([]string, len(idx)), make([]string, len(idx))
+	for j, i := range idx {
+		keys[j], nonces[j] = reqs[i].Key, reqs[i].Nonce
 	}
-	n := 0
-	if r.Kind == Charge {
-		if err := tx.GetContext(ctx, &n, `SELECT count(*) FROM rail_settlements WHERE merchant_id = $1 AND mode = $2 AND nonce = $3 AND kind IN ('activate', 'charge')`,
-			r.Scope.MerchantID, r.Scope.Mode, r.Nonce); err != nil {
-			return "", "", store.Translate(err)
+	var rows []settlementRow
+	// Settled before: by key, or an invoice already paid (whoever asks).
+	if err := tx.SelectContext(ctx, &rows, `SELECT `+settlementColumns+` FROM rail_settlements
+		WHERE merchant_id = $1 AND mode = $2 AND (key = ANY ($3) OR (nonce = ANY ($4) AND kind = 'pay' AND status = 'succeeded'))`,
+		s.MerchantID, s.Mode, pq.StringArray(keys), pq.StringArray(nonces)); err != nil {
+		return false, store.Translate(err)
+	}
+	byKey, paid := map[string]settlementRow{}, map[string]settlementRow{}
+	for _, r := range rows {
+		byKey[r.Key] = r
+		if r.Kind == Pay && r.Status == Succeeded {
+			paid[r.Nonce] = r
 		}
+	}
+	// How many operations each authorization had: the magic wallets
+	// decide by it.
+	var counts []struct {
+		Nonce string `db:"nonce"`
+		N     int    `db:"n"`
+	}
+	if err := tx.SelectContext(ctx, &counts, `SELECT nonce, count(*) AS n FROM rail_settlements
+		WHERE merchant_id = $1 AND mode = $2 AND nonce = ANY ($3) AND kind IN ('activate', 'charge') GROUP BY nonce`,
+		s.MerchantID, s.Mode, pq.StringArray(nonces)); err != nil {
+		return false, store.Translate(err)
+	}
+	ops := map[string]int{}
+	for _, c := range counts {
+		ops[c.Nonce] = c.N
+	}
+	var fresh []Settlement
+	lost := false
+	for _, i := range idx {
+		r := reqs[i]
+		if old, ok := byKey[r.Key]; ok {
+			out[i] = old.settlement()
+			continue
+		}
+		if old, ok := paid[r.Nonce]; ok && r.Kind == Pay {
+			out[i] = old.settlement()
+			continue
+		}
+		status, reason := decide(r, ops[r.Nonce])
+		if r.Kind == Activate || r.Kind == Charge {
+			ops[r.Nonce]++
+		}
+		st := Settlement{Key: r.Key, Kind: r.Kind, Nonce: r.Nonce, Payer: r.Payer, Payee: r.Payee, Amount: r.Amount,
+			Status: status, Reason: reason, TxHash: txHash(r.Scope, r.Key), At: r.At.Truncate(time.Microsecond), Network: "test"}
+		if r.Kind == Pay && status == Succeeded {
+			paid[r.Nonce] = settlementRow{}
+		}
+		byKey[r.Key] = settlementRow{Key: r.Key}
+		out[i] = st
+		fresh = append(fresh, st)
+		lost = lost || (r.Payer == WalletTransientOnce && r.Kind != Refund)
+	}
+	return lost, insertSettlements(ctx, tx, s, fresh)
+}
+
+// insertSettlements stores new settlements in one statement. One a
+// concurrent request stored first (the same key, or a payment of the same
+// invoice) makes the batch transient: asking again answers it.
+func insertSettlements(ctx context.Context, tx *store.Tx, s tenant.Scope, ss []Settlement) error {
+	if len(ss) == 0 {
+		return nil
+	}
+	n := len(ss)
+	keys, kinds, nonces, payers, payees, amounts, statuses, hashes, ats := make([]string, n), make([]string, n), make([]string, n),
+		make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+	reasons := make([]*string, n)
+	for i, st := range ss {
+		keys[i], kinds[i], nonces[i], payers[i], payees[i] = st.Key, st.Kind, st.Nonce, st.Payer, st.Payee
+		amounts[i], statuses[i], hashes[i], ats[i] = st.Amount.String(), st.Status, st.TxHash, st.At.UTC().Format(time.RFC3339Nano)
+		if st.Reason != "" {
+			reason := st.Reason
+			reasons[i] = &reason
+		}
+	}
+	res, err := tx.ExecContext(ctx, `INSERT INTO rail_settlements (merchant_id, mode, key, kind, nonce, payer, payee, amount, status, reason, tx_hash, settled_at)
+		SELECT $1, $2, * FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::numeric[], $9::text[], $10::text[], $11::text[], $12::timestamptz[])
+		ON CONFLICT DO NOTHING`,
+		s.MerchantID, s.Mode, pq.StringArray(keys), pq.StringArray(kinds), pq.StringArray(nonces), pq.StringArray(payers), pq.StringArray(payees),
+		pq.StringArray(amounts), pq.StringArray(statuses), pq.GenericArray{A: reasons}, pq.StringArray(hashes), pq.StringArray(ats))
+	if err != nil {
+		return store.Translate(err)
+	}
+	if got, _ := res.RowsAffected(); int(got) != n {
+		return fmt.Errorf("%w: a concurrent operation settled first", ErrTransient)
+	}
+	return nil
+}
+
+// decide applies the payer's behaviour to an operation; n counts the
+// authorization's earlier operations (activation first).
+func decide(r Request, n int) (status, reason string) {
+	if r.Kind == Refund {
+		return Succeeded, ""
 	}
 	switch r.Payer {
 	case WalletInsufficient:
-		return Failed, InsufficientFunds, nil
+		return Failed, InsufficientFunds
 	case WalletRevokesAfter1st:
-		if n > 0 {
-			return Failed, AuthorizationRevoked, nil
+		if r.Kind == Charge && n > 0 {
+			return Failed, AuthorizationRevoked
 		}
 	case WalletFailsTwiceAfter1:
-		if n == 1 || n == 2 {
-			return Failed, InsufficientFunds, nil
+		if r.Kind == Charge && (n == 1 || n == 2) {
+			return Failed, InsufficientFunds
 		}
 	}
-	return Succeeded, "", nil
+	return Succeeded, ""
 }
 
 // txHash is the simulated transaction hash of a settlement: stable for its

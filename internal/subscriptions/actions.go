@@ -42,6 +42,10 @@ type charge struct {
 	start, end time.Time
 }
 
+// pendingRecheck is how soon a charge the rail has not settled yet is asked
+// about again.
+const pendingRecheck = 15 * time.Second
+
 // chargeKey identifies a charge of a period: the subscription, the period's
 // start and the attempt (0 for the first, n for the n-th dunning retry).
 func chargeKey(x Subscription, start time.Time, attempt int) string {
@@ -164,6 +168,17 @@ func (b *Biller) outcome(a *action) {
 	}
 	st := *a.result
 	switch {
+	case st.Status == rail.Pending:
+		// Not final yet (awaiting confirmations on a chain): nothing
+		// changes; the same charge is asked about again shortly, under the
+		// same key, until it is final.
+		a.after = a.x
+		next := a.at.Add(pendingRecheck)
+		if now := b.Clock.Now(); next.Before(now) {
+			next = now.Add(pendingRecheck)
+		}
+		a.after.NextActionAt = &next
+		a.events, a.follow = nil, ""
 	case st.Status == rail.Succeeded:
 		p := payments.FromSettlement(a.x.Scope(), st)
 		start, end := a.charge.start, a.charge.end

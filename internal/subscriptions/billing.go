@@ -9,6 +9,7 @@ import (
 
 	"github.com/lib/pq"
 
+	"github.com/tollgatehq/tollgate/internal/clock"
 	"github.com/tollgatehq/tollgate/internal/money"
 	"github.com/tollgatehq/tollgate/internal/pricing"
 	"github.com/tollgatehq/tollgate/internal/rail"
@@ -43,6 +44,9 @@ type Biller struct {
 	Policy Policy
 	// Batch bounds the subscriptions one transaction acts on.
 	Batch int
+	// Clock is the wall clock (a charge still pending is asked about again
+	// a little later by it).
+	Clock clock.Clock
 }
 
 // Step acts on one batch of subscriptions due by their merchants' clocks
