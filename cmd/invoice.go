@@ -16,9 +16,9 @@ import (
 func newInvoiceCmd(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "invoice",
-		Short: "Create and list one-time invoices",
+		Short: "Create, list, show and void one-time invoices",
 	}
-	cmd.AddCommand(newInvoiceCreateCmd(f, nil), newInvoiceListCmd(f))
+	cmd.AddCommand(newInvoiceCreateCmd(f, nil), newInvoiceListCmd(f), newInvoiceGetCmd(f), newInvoiceVoidCmd(f))
 	return cmd
 }
 

@@ -1,0 +1,219 @@
+package cmd
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/tollgatehq/tollgate/client"
+	"github.com/tollgatehq/tollgate/internal/rail"
+)
+
+// What `trigger` does for each event: the API calls a customer, time and the
+// merchant would make for it to happen.
+
+// triggerAmount is what trigger's invoices, plans and credits are for
+// (5 USDC).
+const triggerAmount = "5000000"
+
+// scenario makes t.event happen.
+func (t *trigger) scenario(ctx context.Context) error {
+	switch t.event {
+	case "invoice.paid":
+		return t.payInvoice(ctx)
+	case "subscription.active":
+		_, err := t.subscribe(ctx, rail.WalletSucceeds)
+		return err
+	case "subscription.renewed":
+		return t.renew(ctx, rail.WalletSucceeds)
+	case "subscription.payment_failed":
+		return t.renew(ctx, rail.WalletFailsTwiceAfter1)
+	case "subscription.revoked":
+		return t.renew(ctx, rail.WalletRevokesAfter1st)
+	case "subscription.dunning_exhausted":
+		return t.exhaustDunning(ctx)
+	case "subscription.expired":
+		return t.cancelNow(ctx)
+	case "credit.granted":
+		_, err := t.grantCredits(ctx)
+		return err
+	case "credit.debited":
+		return t.debitCredits(ctx)
+	case "entitlement.granted":
+		return t.grantEntitlement(ctx)
+	}
+	return fmt.Errorf("no scenario for %s", t.event)
+}
+
+// customer is the run's own external customer id.
+func (t *trigger) customer() string { return "trigger_" + t.tag }
+
+func (t *trigger) payInvoice(ctx context.Context) error {
+	inv, err := t.c.CreateInvoice(ctx, client.InvoiceParams{Amount: triggerAmount, Description: "tollgate trigger " + t.event})
+	if err != nil {
+		return err
+	}
+	t.keep("invoice", inv.ID, inv.Status, inv.Raw)
+	res, err := t.c.Pay(ctx, inv.ID, client.CheckoutParams{Payer: rail.WalletSucceeds})
+	if err != nil {
+		return err
+	}
+	p := res.Payment
+	if inv, err = t.c.GetInvoice(ctx, inv.ID); err != nil {
+		return err
+	}
+	t.keep("invoice", inv.ID, inv.Status+", "+usdc(inv.Amount), inv.Raw)
+	t.keep("payment", p.ID, p.Status+", "+usdc(p.Amount)+" from "+deref(p.Payer), p.Raw, p.CustomerID)
+	return nil
+}
+
+// subscribe makes a licensed plan billed every day (so that time moves as
+// little as it can) and subscribes the run's customer with wallet.
+func (t *trigger) subscribe(ctx context.Context, wallet string) (*client.Subscription, error) {
+	days := 1
+	plan, err := t.c.CreatePlan(ctx, client.PlanParams{Name: "Trigger " + t.event, Amount: triggerAmount, Interval: "custom",
+		IntervalDays: &days, Description: "Made by tollgate trigger"})
+	if err != nil {
+		return nil, err
+	}
+	t.keep("plan", plan.ID, plan.Product.Name+", "+usdc(plan.Amount)+" "+every(plan.Interval, plan.IntervalDays), plan.Raw)
+	res, err := t.c.Pay(ctx, plan.ID, client.CheckoutParams{Payer: wallet, ExternalCustomerID: t.customer()})
+	if err != nil {
+		return nil, err
+	}
+	x := res.Subscription
+	t.keepSubscription(x)
+	return x, nil
+}
+
+func (t *trigger) keepSubscription(x *client.Subscription) {
+	t.keep("subscription", x.ID, x.Status+", customer "+deref(x.CustomerID)+", payer "+deref(x.Payer), x.Raw, x.CustomerID)
+}
+
+// renew subscribes with wallet and moves the clock to the end of the first
+// period, when the renewal is charged: it succeeds, fails or finds the
+// authorization revoked, as the wallet decides.
+func (t *trigger) renew(ctx context.Context, wallet string) error {
+	x, err := t.subscribe(ctx, wallet)
+	if err != nil {
+		return err
+	}
+	if _, err := t.advance(ctx, client.TestClockAdvanceParams{To: x.CurrentPeriodEnd}); err != nil {
+		return err
+	}
+	return t.refresh(ctx, x.ID)
+}
+
+// advance moves the test clock and returns its new time.
+func (t *trigger) advance(ctx context.Context, p client.TestClockAdvanceParams) (time.Time, error) {
+	clock, err := t.c.AdvanceTestClock(ctx, p)
+	if err != nil {
+		return time.Time{}, err
+	}
+	t.keep("test_clock", "", "advanced to "+fmtTime(clock.Now)+" UTC", clock.Raw)
+	return clock.Now, nil
+}
+
+// refresh records the subscription's state now.
+func (t *trigger) refresh(ctx context.Context, subID string) error {
+	x, err := t.c.GetSubscription(ctx, subID)
+	if err != nil {
+		return err
+	}
+	t.keepSubscription(x)
+	return nil
+}
+
+// exhaustDunning lets a renewal fail, then advances the clock a day at a
+// time until the daemon's dunning schedule has run out. The schedule is the
+// daemon's, unknown here; the wallet's third charge succeeds, so when the
+// subscription comes back to active, dunning cannot be exhausted with it.
+func (t *trigger) exhaustDunning(ctx context.Context) error {
+	x, err := t.subscribe(ctx, rail.WalletFailsTwiceAfter1)
+	if err != nil {
+		return err
+	}
+	now, err := t.advance(ctx, client.TestClockAdvanceParams{To: x.CurrentPeriodEnd})
+	if err != nil {
+		return err
+	}
+	for {
+		if x, err = t.c.GetSubscription(ctx, x.ID); err != nil {
+			return err
+		}
+		t.keepSubscription(x)
+		switch x.Status {
+		case "canceled":
+			return nil
+		case "active":
+			return fmt.Errorf("subscription %s recovered: a dunning retry charged wallet %s, whose third charge succeeds, so the daemon's dunning schedule retries too often for dunning to run out; with the magic wallets subscription.dunning_exhausted needs a daemon that retries once (tollgate serve --dunning-schedule 24h)",
+				x.ID, rail.WalletFailsTwiceAfter1)
+		case "past_due":
+		default:
+			return fmt.Errorf("subscription %s is %s, not past_due: dunning cannot run out", x.ID, x.Status)
+		}
+		if now.Sub(t.start) >= triggerDunningMax {
+			return fmt.Errorf("subscription %s is still past_due after %d days of test-clock time: gave up waiting for subscription.dunning_exhausted (is the daemon's --dunning-schedule longer than that?)",
+				x.ID, triggerDunningMax/(24*time.Hour))
+		}
+		if now, err = t.advance(ctx, client.TestClockAdvanceParams{By: "1d"}); err != nil {
+			return err
+		}
+	}
+}
+
+// cancelNow subscribes and cancels at once, which ends the subscription
+// now.
+func (t *trigger) cancelNow(ctx context.Context) error {
+	x, err := t.subscribe(ctx, rail.WalletSucceeds)
+	if err != nil {
+		return err
+	}
+	atPeriodEnd := false
+	if x, err = t.c.CancelSubscription(ctx, x.ID, client.CancelParams{AtPeriodEnd: &atPeriodEnd}); err != nil {
+		return err
+	}
+	t.keepSubscription(x)
+	return nil
+}
+
+func (t *trigger) grantCredits(ctx context.Context) (*client.CreditGrant, error) {
+	g, err := t.c.GrantCredits(ctx, client.CreditGrantParams{Amount: triggerAmount, ExternalCustomerID: t.customer(),
+		Reason: "tollgate trigger " + t.event, IdempotencyKey: "trigger_grant_" + t.tag})
+	if err != nil {
+		return nil, err
+	}
+	t.keep("credit_grant", g.EntryID, "granted "+usdc(g.Granted)+" to "+g.CustomerID+", balance "+usdc(g.Balance), g.Raw, &g.CustomerID)
+	return g, nil
+}
+
+func (t *trigger) debitCredits(ctx context.Context) error {
+	g, err := t.grantCredits(ctx)
+	if err != nil {
+		return err
+	}
+	d, err := t.c.DebitCredits(ctx, client.CreditDebitParams{Amount: "1000000", CustomerID: g.CustomerID,
+		Reason: "tollgate trigger " + t.event, IdempotencyKey: "trigger_debit_" + t.tag})
+	if err != nil {
+		return err
+	}
+	t.keep("credit_debit", "", "debited "+usdc(d.Covered)+" from "+d.CustomerID+", balance "+usdc(d.Balance), d.Raw, &d.CustomerID)
+	return nil
+}
+
+// grantEntitlement grants the boolean feature tollgate_trigger (made on
+// first use; creating a feature is idempotent by key).
+func (t *trigger) grantEntitlement(ctx context.Context) error {
+	feat, err := t.c.CreateFeature(ctx, client.FeatureParams{Key: "tollgate_trigger", Name: "tollgate trigger",
+		Description: "Granted by tollgate trigger entitlement.granted"})
+	if err != nil {
+		return err
+	}
+	t.keep("feature", feat.ID, feat.Key+" ("+feat.Type+")", feat.Raw)
+	g, err := t.c.GrantEntitlement(ctx, client.EntitlementGrantParams{FeatureKey: feat.Key, ExternalCustomerID: t.customer()})
+	if err != nil {
+		return err
+	}
+	t.keep("entitlement_grant", g.ID, g.Feature+" to "+g.CustomerID, g.Raw, &g.CustomerID)
+	return nil
+}
