@@ -66,9 +66,8 @@ Events, and what is made for them:
 Advancing the test clock moves all of the merchant's test-mode data with it:
 other test subscriptions may renew too. subscription.dunning_exhausted
 advances a day at a time until every retry of the daemon's dunning schedule
-has failed (at most 200 days); with the magic wallets that happens only when
-the daemon retries once (tollgate serve --dunning-schedule 24h). A live key
-is refused.`,
+has failed (at most 200 days), with the wallet 0x…0404 whose every charge
+after the first fails. A live key is refused.`,
 		Example: `  tollgate trigger invoice.paid
   tollgate trigger subscription.renewed --json
   tollgate events tail --forward-to http://localhost:3000/webhooks --secret whsec_… &

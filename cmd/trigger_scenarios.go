@@ -124,12 +124,11 @@ func (t *trigger) refresh(ctx context.Context, subID string) error {
 	return nil
 }
 
-// exhaustDunning lets a renewal fail, then advances the clock a day at a
-// time until the daemon's dunning schedule has run out. The schedule is the
-// daemon's, unknown here; the wallet's third charge succeeds, so when the
-// subscription comes back to active, dunning cannot be exhausted with it.
+// exhaustDunning subscribes with the wallet whose every charge after the
+// first fails, lets the renewal fail, then advances the clock a day at a
+// time until the daemon's dunning schedule (unknown here) has run out.
 func (t *trigger) exhaustDunning(ctx context.Context) error {
-	x, err := t.subscribe(ctx, rail.WalletFailsTwiceAfter1)
+	x, err := t.subscribe(ctx, rail.WalletFailsAfter1st)
 	if err != nil {
 		return err
 	}
@@ -145,9 +144,6 @@ func (t *trigger) exhaustDunning(ctx context.Context) error {
 		switch x.Status {
 		case "canceled":
 			return nil
-		case "active":
-			return fmt.Errorf("subscription %s recovered: a dunning retry charged wallet %s, whose third charge succeeds, so the daemon's dunning schedule retries too often for dunning to run out; with the magic wallets subscription.dunning_exhausted needs a daemon that retries once (tollgate serve --dunning-schedule 24h)",
-				x.ID, rail.WalletFailsTwiceAfter1)
 		case "past_due":
 		default:
 			return fmt.Errorf("subscription %s is %s, not past_due: dunning cannot run out", x.ID, x.Status)

@@ -133,7 +133,8 @@ func (s *Server) common(r *http.Request, sc tenant.Scope, id string, payable boo
 		return v, nil
 	}
 	if v.Test {
-		labels := []string{"Succeeds", "Insufficient funds", "Revoked after the first payment", "Fails twice after the first, then succeeds", "Fails transiently once"}
+		labels := []string{"Succeeds", "Insufficient funds", "Revoked after the first payment", "Fails twice after the first, then succeeds",
+			"Fails transiently once", "Succeeds once, then every charge fails"}
 		for i, a := range rail.MagicWallets() {
 			v.Wallets = append(v.Wallets, walletButton{Address: a, Label: labels[i]})
 		}

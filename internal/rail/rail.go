@@ -119,11 +119,15 @@ const (
 	WalletRevokesAfter1st  = "0x4000000000000000000000000000000000000341"
 	WalletFailsTwiceAfter1 = "0x4000000000000000000000000000000000003063"
 	WalletTransientOnce    = "0x4000000000000000000000000000000000000119"
+	// WalletFailsAfter1st is an addition to DESIGN.md's table: the first
+	// payment or activation succeeds and every later charge fails, so
+	// dunning runs out (tollgate trigger subscription.dunning_exhausted).
+	WalletFailsAfter1st = "0x4000000000000000000000000000000000000404"
 )
 
 // MagicWallets lists the test-mode payers, in DESIGN.md's order.
 func MagicWallets() []string {
-	return []string{WalletSucceeds, WalletInsufficient, WalletRevokesAfter1st, WalletFailsTwiceAfter1, WalletTransientOnce}
+	return []string{WalletSucceeds, WalletInsufficient, WalletRevokesAfter1st, WalletFailsTwiceAfter1, WalletTransientOnce, WalletFailsAfter1st}
 }
 
 // CheckTestPayer normalises a test-mode payer address and refuses any that

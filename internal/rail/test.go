@@ -28,7 +28,9 @@ import (
 //     the authorization fail, the third succeeds (and later ones);
 //   - WalletTransientOnce: every operation settles, but the first answer for
 //     each key is lost (ErrTransient): asking again returns the settlement,
-//     never a second one.
+//     never a second one;
+//   - WalletFailsAfter1st (not in DESIGN.md's table): the first succeeds and
+//     every later charge fails, so dunning runs out.
 //
 // Refunds always succeed.
 type Test struct {
@@ -211,6 +213,10 @@ func decide(r Request, n int) (status, reason string) {
 		}
 	case WalletFailsTwiceAfter1:
 		if r.Kind == Charge && (n == 1 || n == 2) {
+			return Failed, InsufficientFunds
+		}
+	case WalletFailsAfter1st:
+		if r.Kind == Charge && n > 0 {
 			return Failed, InsufficientFunds
 		}
 	}
