@@ -1,6 +1,7 @@
 package tui_test
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -65,18 +66,26 @@ func TestTestClockTab(t *testing.T) {
 	h.shows("✗ invalid_request: by: want a duration")
 }
 
-// A daemon without test clocks answers 404 resource_not_found: the tab
-// says so instead of showing an error code.
-func TestTestClockUnavailable(t *testing.T) {
+// Against a real daemon: the tab shows the merchant's clock, advancing it
+// renews a subscription, and the renewal arrives in the events tail.
+func TestTestClockTabRenews(t *testing.T) {
 	t.Parallel()
 	e := startDaemon(t)
+	ctx := context.Background()
+	p, err := e.client.CreatePlan(ctx, client.PlanParams{Name: "Weekly", Amount: "2000000", Interval: "week"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.client.Pay(ctx, p.ID, client.CheckoutParams{Payer: "0x4242424242424242424242424242424242424242"}); err != nil {
+		t.Fatal(err)
+	}
 	h := newHarness(t, e.options())
 	h.keys("8")
-	screen := h.shows("● connected", "test clocks are not available on this daemon", "\n✗ test clocks")
-	golden(t, "clock_unavailable", screen)
-	// The tab does not hold the keyboard: 1 goes back to the events.
-	h.keys("1")
-	h.shows("[1 Events]")
+	h.shows("● connected", "Now  "+time.Now().UTC().Format("2006-01-02"))
+	h.keys("8d", "enter")
+	h.shows("✓ advanced", "Now  "+time.Now().UTC().Add(8*24*time.Hour).Format("2006-01-02"))
+	h.keys("esc", "1")
+	h.shows("subscription.renewed")
 }
 
 // A live key gets no clock calls at all, and the header says LIVE.
