@@ -76,7 +76,7 @@ func Emit(ctx context.Context, tx *store.Tx, s tenant.Scope, typ string, at time
 			RETURNING 1
 		)
 		SELECT ev.*, (SELECT count(*) FROM d) AS deliveries FROM ev`,
-		s.MerchantID, s.Mode, id.New("evt"), typ, body, at)
+		s.MerchantID, s.Mode, id.New("evt"), typ, string(body), at)
 	if err != nil {
 		return Event{}, store.Translate(err)
 	}
