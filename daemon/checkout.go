@@ -57,6 +57,22 @@ type checkoutView struct {
 	DueAt       string
 }
 
+// checkoutCSP allows the page's own inline styles, images and form posts
+// and nothing else: no scripts, no framing (clickjacking a pay button).
+const checkoutCSP = "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; form-action 'self'; " +
+	"base-uri 'none'; frame-ancestors 'none'"
+
+// checkoutHeaders sets the headers of every checkout page.
+func checkoutHeaders(w http.ResponseWriter) {
+	h := w.Header()
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	h.Set("Content-Security-Policy", checkoutCSP)
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("X-Frame-Options", "DENY")
+	// The page's URL names the invoice; links out must not carry it.
+	h.Set("Referrer-Policy", "no-referrer")
+}
+
 // checkoutPage renders the public checkout page of an invoice.
 func (s *Server) checkoutPage(w http.ResponseWriter, r *http.Request) {
 	inv, ok, err := invoices.Get(r.Context(), s.db, r.PathValue("id"))
@@ -64,12 +80,11 @@ func (s *Server) checkoutPage(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, s.log, err)
 		return
 	}
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	if !ok {
-		w.WriteHeader(http.StatusNotFound)
-		_ = checkoutTmpl.Execute(w, checkoutView{})
+		s.checkoutNotFound(w, r)
 		return
 	}
+	checkoutHeaders(w)
 	v := checkoutView{Found: true, Test: inv.Mode == tenant.Test, ID: inv.ID, Amount: inv.Amount.USDC(),
 		Description: inv.Description, Status: inv.Status}
 	if inv.InvoiceNumber != nil {
@@ -79,4 +94,11 @@ func (s *Server) checkoutPage(w http.ResponseWriter, r *http.Request) {
 		v.DueAt = inv.DueAt.UTC().Format("2 Jan 2006")
 	}
 	_ = checkoutTmpl.Execute(w, v)
+}
+
+// checkoutNotFound is the checkout page for an id that names no invoice.
+func (s *Server) checkoutNotFound(w http.ResponseWriter, _ *http.Request) {
+	checkoutHeaders(w)
+	w.WriteHeader(http.StatusNotFound)
+	_ = checkoutTmpl.Execute(w, checkoutView{})
 }

@@ -256,7 +256,7 @@ func (o *Object) Fail(err error) { o.fail(err) }
 // fieldError is apperr.Field for a name that may come from the request (an
 // unknown or repeated key): a long one is cut short.
 func fieldError(name, msg string) error {
-	return apperr.Field(truncate(name, 64), "%s", msg)
+	return apperr.Field(apperr.Clip(name), "%s", msg)
 }
 
 // ParseTime reads an RFC 3339 date-time as a field's value and normalises

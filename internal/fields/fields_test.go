@@ -174,7 +174,7 @@ func TestHostileValuesNameTheField(t *testing.T) {
 
 func TestRepeatedKeysAreRefused(t *testing.T) {
 	for body, key := range map[string]string{
-		`{"amount":1,"amount":999999}`:        "amount",
+		`{"amount":1,"amount":999999}`:       "amount",
 		`{"amount":1,"x":2,"am\u006funt":3}`: "amount",
 		`{"a":1,"b":2,"c":3,"d":4,"e":5,"f":6,"g":7,"h":8,"i":9,"j":10,"k":11,"l":12,"m":13,"n":14,"o":15,"p":16,"q":17,"r":18,"a":19}`: "a",
 		`{"\u0000":1}`: `"\\u0000"`,

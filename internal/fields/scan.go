@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/tollgatehq/tollgate/internal/apperr"
 )
 
 // This file walks JSON that encoding/json has already found valid, to catch
@@ -109,7 +111,7 @@ func (s *scanner) literal() []byte {
 func (s *scanner) key() (string, string) {
 	raw := s.str()
 	if p := textProblem(raw); p != "" {
-		return strconv.Quote(truncate(string(raw), 40)), p
+		return strconv.Quote(apperr.Clip(string(raw))), p
 	}
 	return unquote(raw), ""
 }
@@ -220,7 +222,7 @@ func (s *scanner) check() string {
 				return "key " + k + " " + p
 			}
 			if keys.add(k) {
-				return "has the key " + strconv.Quote(truncate(k, 40)) + " more than once"
+				return "has the key " + strconv.Quote(apperr.Clip(k)) + " more than once"
 			}
 			s.ws()
 			s.i++ // ':'
@@ -388,17 +390,4 @@ func numberProblem(n []byte) string {
 		return tooBig
 	}
 	return ""
-}
-
-// truncate shortens s to at most n bytes, on a rune boundary, marking the
-// cut with an ellipsis.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
 }
