@@ -324,3 +324,37 @@ func TestIdempotencyKeyHeaderMustBeText(t *testing.T) {
 		}
 	}
 }
+
+// The OAuth endpoints refuse text that is not valid (a 400 in OAuth's own
+// format, or the consent flow's error page) rather than store it rewritten
+// or fail in PostgreSQL.
+func TestHostileOAuthInput(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	for _, tc := range []struct{ method, path, ctype, body, want string }{
+		{"POST", "/oauth/register", "application/json", `{"redirect_uris":["http://127.0.0.1/cb"],"client_name":"a\u0000b"}`, "invalid_client_metadata"},
+		{"POST", "/oauth/register", "application/json", "{\"redirect_uris\":[\"http://127.0.0.1/cb\"],\"client_name\":\"a\xffb\"}", "invalid_client_metadata"},
+		{"POST", "/oauth/register", "application/json", `{"redirect_uris":["http://127.0.0.1/cb"],"client_name":"\ud800"}`, "invalid_client_metadata"},
+		{"POST", "/oauth/token", "application/x-www-form-urlencoded", "grant_type=authorization_code&code=a%00&client_id=b&code_verifier=z", "invalid_request"},
+		{"POST", "/oauth/token", "application/x-www-form-urlencoded", "grant_type=refresh_token&refresh_token=a&client_id=b%ff", "invalid_request"},
+		{"POST", "/oauth/revoke", "application/x-www-form-urlencoded", "token=a%00", "invalid_request"},
+		{"POST", "/oauth/authorize", "application/x-www-form-urlencoded", "client_id=a%00&redirect_uri=http%3A%2F%2F127.0.0.1%2Fcb", "Authorization failed"},
+		{"POST", "/oauth/authorize", "application/x-www-form-urlencoded", "client_id=tgc_x&state=%ff", "Authorization failed"},
+		{"GET", "/oauth/authorize?client_id=a%ff&response_type=code", "", "", "invalid_request"},
+	} {
+		req, _ := http.NewRequest(tc.method, b.url+tc.path, strings.NewReader(tc.body))
+		if tc.ctype != "" {
+			req.Header.Set("Content-Type", tc.ctype)
+		}
+		req.Header.Set("Origin", b.url)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 400 || !strings.Contains(string(out), tc.want) {
+			t.Errorf("%s %s %q: %d %.300s", tc.method, tc.path, tc.body, resp.StatusCode, out)
+		}
+	}
+}

@@ -47,6 +47,7 @@ var fuzzRoutes = []fuzzRoute{
 	{"POST", "/oauth/revoke", "form"},
 	{"GET", "/oauth/authorize", "query"},
 	{"POST", "/api/mcp", "json"},
+	{"POST", "/oauth/authorize", "form"},
 }
 
 // FuzzHTTP drives the daemon's handlers, over a real database, with
@@ -107,6 +108,7 @@ func FuzzHTTP(f *testing.F) {
 		{20, "", "token=x", ""},
 		{21, "", "response_type=code&client_id=x&redirect_uri=http://127.0.0.1/cb&code_challenge=abc&code_challenge_method=S256", ""},
 		{22, "", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, ""},
+		{23, "", "client_id=tgc_x&redirect_uri=http://127.0.0.1/cb&response_type=code&decision=allow&secret_key=sk_test_x", ""},
 	} {
 		f.Add(s.route, s.seg, []byte(s.input), s.header)
 	}
@@ -133,6 +135,7 @@ func FuzzHTTP(f *testing.F) {
 			req.Header.Set("Content-Type", ctype)
 		}
 		req.Header.Set("Authorization", "Bearer "+key)
+		req.Header.Set("Origin", b.url) // the consent form refuses other sites
 		if header != "" {
 			req.Header.Set("Idempotency-Key", header)
 		}
@@ -157,7 +160,7 @@ func FuzzHTTP(f *testing.F) {
 		switch {
 		case strings.HasPrefix(rt.path, "/checkout/") && strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html"):
 		case strings.HasPrefix(rt.path, "/oauth/") && strings.Contains(string(out), `"error":"`):
-		case strings.HasPrefix(rt.path, "/oauth/authorize") && strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html"):
+		case rt.path == "/oauth/authorize" && strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html"):
 		default:
 			var e struct {
 				Error *struct {

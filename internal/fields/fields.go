@@ -276,6 +276,12 @@ func ParseTime(name, s string) (time.Time, error) {
 	return t, nil
 }
 
+// JSONProblem says what keeps a valid JSON document from being read as
+// written (text that is not valid UTF-8 or holds NUL or a lone surrogate, a
+// key twice in one object) or stored as jsonb (a number out of its range),
+// "" when nothing: for bodies decoded some other way than Decode.
+func JSONProblem(doc []byte) string { return valueProblem(doc) }
+
 // TextProblem says what keeps s from being stored as text (invalid UTF-8,
 // a NUL character), "" when nothing: for values that do not come through a
 // JSON body, such as headers and path segments.
