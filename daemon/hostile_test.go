@@ -358,3 +358,23 @@ func TestHostileOAuthInput(t *testing.T) {
 		}
 	}
 }
+
+// Query parameters that are not valid text are 400 invalid_request naming
+// the parameter, on every route.
+func TestHostileQueryParameters(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	_, key := b.testClient()
+	for _, tc := range []struct{ path, param string }{
+		{"/v1/invoices?before=%00", "before"},
+		{"/v1/events?limit=1&before=2026-01-01T00:00:00Z%ff", "before"},
+		{"/v1/subscriptions?customer_id=cus_%ff%fe", "customer_id"},
+		{"/v1/meters?x%00=1", ""},
+	} {
+		status, h, out := b.raw("GET", tc.path, key, "")
+		code, msg := errorBody(t, out)
+		if status != 400 || code != "invalid_request" || !strings.HasPrefix(msg, tc.param) || h.Get("wc-version") == "" {
+			t.Errorf("%s: %d %s", tc.path, status, out)
+		}
+	}
+}
