@@ -76,14 +76,33 @@ func (s *Server) renderCheckout(w http.ResponseWriter, r *http.Request, id strin
 		}
 		v.Error, status = e.Message, statusOf(e)
 	}
-	h := w.Header()
-	h.Set("Content-Type", "text/html; charset=utf-8")
-	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'")
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Referrer-Policy", "no-referrer")
-	h.Set("Cache-Control", "no-store")
+	checkoutHeaders(w)
 	w.WriteHeader(status)
 	_ = s.checkoutTmpl.Execute(w, v)
+}
+
+// checkoutCSP allows the page's own inline styles, images and form posts
+// and nothing else: no scripts, no framing (clickjacking a pay button).
+const checkoutCSP = "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; form-action 'self'; " +
+	"base-uri 'none'; frame-ancestors 'none'"
+
+// checkoutHeaders sets the headers of every checkout page.
+func checkoutHeaders(w http.ResponseWriter) {
+	h := w.Header()
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	h.Set("Content-Security-Policy", checkoutCSP)
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("X-Frame-Options", "DENY")
+	// The page's URL names the invoice; links out must not carry it.
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Cache-Control", "no-store")
+}
+
+// checkoutNotFound is the checkout page for an id that names nothing.
+func (s *Server) checkoutNotFound(w http.ResponseWriter, _ *http.Request) {
+	checkoutHeaders(w)
+	w.WriteHeader(http.StatusNotFound)
+	_ = s.checkoutTmpl.Execute(w, checkoutView{Title: "Not found"})
 }
 
 func statusOf(e *apperr.Error) int {

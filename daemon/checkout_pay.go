@@ -90,6 +90,9 @@ func (s *Server) decodePayForm(w http.ResponseWriter, r *http.Request) (checkout
 			if v == "" && name == "external_customer_id" {
 				v = r.URL.Query().Get(name)
 			}
+			if problem := fields.TextProblem(v); problem != "" {
+				return checkout.Input{}, apperr.Field(name, "%s", problem)
+			}
 			if v != "" {
 				b, _ := json.Marshal(v)
 				raw[name] = b

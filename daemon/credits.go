@@ -55,7 +55,7 @@ func (s *Server) createCreditDebit(w http.ResponseWriter, r *http.Request, p aut
 }
 
 func (s *Server) getCreditBalance(w http.ResponseWriter, r *http.Request, p auth.Principal) error {
-	b, err := credits.GetBalance(r.Context(), s.db, p.Scope, r.PathValue("id"), s.now(p))
+	b, err := credits.GetBalance(r.Context(), s.db, p.Scope, r.PathValue("customer"), s.now(p))
 	if err != nil {
 		return err
 	}

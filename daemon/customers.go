@@ -12,7 +12,7 @@ import (
 // getCustomer serves GET /v1/customers/{id}: {id} is a cus_ id or the
 // merchant's external_customer_id.
 func (s *Server) getCustomer(w http.ResponseWriter, r *http.Request, p auth.Principal) error {
-	c, err := customers.Lookup(r.Context(), s.db, p.Scope, r.PathValue("id"))
+	c, err := customers.Lookup(r.Context(), s.db, p.Scope, r.PathValue("customer"))
 	if err != nil {
 		return err
 	}

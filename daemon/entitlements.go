@@ -25,7 +25,7 @@ func (s *Server) createEntitlementGrant(w http.ResponseWriter, r *http.Request, 
 }
 
 func (s *Server) checkEntitlement(w http.ResponseWriter, r *http.Request, p auth.Principal) error {
-	res, err := s.checker.Check(r.Context(), p.Scope, r.PathValue("id"), r.PathValue("feature_key"), s.now(p))
+	res, err := s.checker.Check(r.Context(), p.Scope, r.PathValue("customer"), r.PathValue("feature_key"), s.now(p))
 	if err != nil {
 		return err
 	}

@@ -90,8 +90,17 @@ func TestEntitlementBoolean(t *testing.T) {
 	apiErr(t, err, 400, "unknown_customer")
 	_, err = c.GrantEntitlement(ctx, client.EntitlementGrantParams{FeatureKey: "sso", CustomerID: g.CustomerID, LimitValue: "5"})
 	apiErr(t, err, 400, "invalid_request")
-	_, err = c.GrantEntitlement(ctx, client.EntitlementGrantParams{FeatureKey: "sso", CustomerID: g.CustomerID, ActiveUntil: ptr(time.Now().Add(-time.Hour))})
-	apiErr(t, err, 400, "invalid_request")
+	// An active_until already past is granted (201) and checks as expired
+	// at once (DESIGN.md, Decisions).
+	var resp client.Response
+	past, err := c.GrantEntitlement(ctx, client.EntitlementGrantParams{FeatureKey: "sso", CustomerID: g.CustomerID, ActiveUntil: ptr(time.Now().Add(-time.Hour))},
+		client.CaptureResponse(&resp))
+	if err != nil || resp.StatusCode != 201 || past.ActiveUntil == nil {
+		t.Fatalf("past active_until: %v %d", err, resp.StatusCode)
+	}
+	if e, err := c.CheckEntitlement(ctx, g.CustomerID, "sso"); err != nil || e.Entitled || e.Reason != "expired" {
+		t.Fatalf("after a past active_until: %v %s", err, e.Raw)
+	}
 	for body, msg := range map[string]string{
 		`{"customer_id":"x"}`: "feature_key:",
 		`{"feature_key":"sso","external_customer_id":"a","limit_value":-1}`:   "limit_value:",

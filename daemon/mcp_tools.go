@@ -156,7 +156,7 @@ func toolTable() []tool {
 			},
 		},
 		{
-			name: "get_credit_balance", title: "Get a credit balance", rest: "GET /v1/customers/{id}/credit_balance",
+			name: "get_credit_balance", title: "Get a credit balance", rest: "GET /v1/customers/{customer}/credit_balance",
 			doc: "Returns a customer's prepaid credit balance with lifetime granted and consumed (USDC base units, as strings).",
 			in:  typeOf[wire.CustomerArgs](), out: typeOf[wire.CreditBalance](),
 			run: func(s *Server, c toolCall) (any, error) {
@@ -183,7 +183,7 @@ func toolTable() []tool {
 			},
 		},
 		{
-			name: "check_entitlement", title: "Check access to a feature", rest: "GET /v1/customers/{id}/entitlements/{feature_key}",
+			name: "check_entitlement", title: "Check access to a feature", rest: "GET /v1/customers/{customer}/entitlements/{feature_key}",
 			doc: "Answers whether a customer may use a feature now (entitled, with the reason), and for a metered feature its limit, usage and what remains.",
 			in:  typeOf[wire.EntitlementCheckArgs](), out: typeOf[wire.Entitlement](),
 			run: func(s *Server, c toolCall) (any, error) {

@@ -48,14 +48,20 @@ func TestMeterEventSingle(t *testing.T) {
 		e.CustomerID == nil || !strings.HasPrefix(*e.CustomerID, "cus_") || time.Since(e.EventTimestamp) > time.Minute {
 		t.Fatalf("event %s", e.Raw)
 	}
-	// A replay (other fields notwithstanding) returns the original, 200.
+	// A replay of the same event returns the original, 200; the key
+	// reused for another event is refused (DESIGN.md, Decisions).
 	var resp client.Response
-	again, err := c.SendMeterEvent(ctx, client.MeterEventParams{EventName: "sum", Value: "7", IdempotencyKey: "k1"}, client.CaptureResponse(&resp))
+	again, err := c.SendMeterEvent(ctx, client.MeterEventParams{EventName: "sum", Value: "42", ExternalCustomerID: "u1",
+		IdempotencyKey: "k1", Properties: json.RawMessage(`{ "region" : "eu" }`)}, client.CaptureResponse(&resp))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if resp.StatusCode != 200 || !again.Deduplicated || again.ID != e.ID || again.Value != "42" || *again.CustomerID != *e.CustomerID {
 		t.Fatalf("replay %d %s", resp.StatusCode, again.Raw)
+	}
+	_, err = c.SendMeterEvent(ctx, client.MeterEventParams{EventName: "sum", Value: "7", IdempotencyKey: "k1"})
+	if e := apiErr(t, err, 400, "invalid_request"); !strings.HasPrefix(e.Message, "idempotency_key: ") || !strings.Contains(e.Message, "value") {
+		t.Fatalf("reused key: %s", e.Message)
 	}
 	// The same external id is the same customer.
 	e2, err := c.SendMeterEvent(ctx, client.MeterEventParams{EventName: "sum", Value: "1", ExternalCustomerID: "u1"}, client.CaptureResponse(&resp))
@@ -148,7 +154,8 @@ func TestMeterEventBatch(t *testing.T) {
 		{"event_name":"calls","external_customer_id":"b","bogus":1},
 		{"event_name":"sum","value":9,"external_customer_id":"a","idempotency_key":"b1"},
 		{"event_name":"calls","customer_id":"cus_missing"},
-		{"event_name":"calls"}
+		{"event_name":"calls"},
+		{"event_name":"sum","value":5,"external_customer_id":"a","idempotency_key":"b1"}
 	]}`
 	status, _, resp := b.raw("POST", "/v1/meter-events", key, body)
 	if status != 200 {
@@ -163,10 +170,10 @@ func TestMeterEventBatch(t *testing.T) {
 	if err := json.Unmarshal([]byte(resp), &out); err != nil {
 		t.Fatal(err)
 	}
-	if out.Object != "list" || out.Accepted != 3 || out.Rejected != 5 || len(out.Data) != 8 {
+	if out.Object != "list" || out.Accepted != 3 || out.Rejected != 6 || len(out.Data) != 9 {
 		t.Fatalf("batch: %s", resp)
 	}
-	wantErr := map[int]string{1: "unknown_meter", 2: "missing_value", 3: "invalid_request", 4: "invalid_request", 6: "unknown_customer"}
+	wantErr := map[int]string{1: "unknown_meter", 2: "missing_value", 3: "invalid_request", 4: "invalid_request", 5: "invalid_request", 6: "unknown_customer"}
 	for i, raw := range out.Data {
 		if code, ok := wantErr[i]; ok {
 			want := fmt.Sprintf(`{"object":"error","index":%d,"error":{"code":"%s","message":`, i, code)
@@ -182,12 +189,16 @@ func TestMeterEventBatch(t *testing.T) {
 	if !strings.Contains(string(out.Data[4]), "bogus") {
 		t.Errorf("unknown field not named: %s", out.Data[4])
 	}
-	// The repeat of b1 within the batch is deduplicated onto the first.
+	// The same event again under b1 within the batch is deduplicated onto
+	// the first; b1 with another value is refused.
 	var first, dup client.MeterEvent
 	_ = json.Unmarshal(out.Data[0], &first)
-	_ = json.Unmarshal(out.Data[5], &dup)
+	_ = json.Unmarshal(out.Data[8], &dup)
 	if first.Deduplicated || !dup.Deduplicated || dup.ID != first.ID || dup.Value != "5" {
-		t.Fatalf("in-batch repeat: %s / %s", out.Data[0], out.Data[5])
+		t.Fatalf("in-batch repeat: %s / %s", out.Data[0], out.Data[8])
+	}
+	if !strings.Contains(string(out.Data[5]), `"message":"idempotency_key: `) {
+		t.Fatalf("in-batch reuse: %s", out.Data[5])
 	}
 	// Through the client; a replayed batch counts nothing again.
 	events := make([]client.MeterEventParams, 500)

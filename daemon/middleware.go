@@ -73,17 +73,31 @@ func (s *Server) instrument(next http.Handler) http.Handler {
 		start := time.Now()
 		m := httpsnoop.CaptureMetrics(next, w, r.WithContext(ctx))
 		elapsed := time.Since(start)
-		s.metrics.requests.WithLabelValues(info.pattern, r.Method, strconv.Itoa(m.Code)).Inc()
-		s.metrics.latency.WithLabelValues(info.pattern, r.Method).Observe(elapsed.Seconds())
+		method := methodLabel(r.Method)
+		s.metrics.requests.WithLabelValues(info.pattern, method, strconv.Itoa(m.Code)).Inc()
+		s.metrics.latency.WithLabelValues(info.pattern, method).Observe(elapsed.Seconds())
 		level := slog.LevelInfo
 		if m.Code >= 500 {
 			level = slog.LevelError
 		}
 		s.log.LogAttrs(ctx, level, "request",
-			slog.String("request_id", rid), slog.String("method", r.Method), slog.String("path", r.URL.Path),
+			slog.String("request_id", rid), slog.String("method", truncate(r.Method, 32)), slog.String("path", truncate(r.URL.Path, 256)),
 			slog.String("route", info.pattern), slog.Int("status", m.Code), slog.Int64("bytes", m.Written),
 			slog.Duration("duration", elapsed), slog.String("remote", r.RemoteAddr))
 	})
+}
+
+// methodLabel is the method as a metrics label: a request can name any
+// method at all, and each new label value is a series kept forever, so
+// methods other than HTTP's own fold into one value. (Routes are patterns
+// of the table already, "unmatched" otherwise, and statuses three digits.)
+func methodLabel(m string) string {
+	switch m {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete,
+		http.MethodOptions, http.MethodConnect, http.MethodTrace:
+		return m
+	}
+	return "other"
 }
 
 // chain wraps the route table in the middleware stack, outermost first:

@@ -94,7 +94,7 @@ func errs(codes ...apperr.Code) []apispec.ErrorCase {
 
 var (
 	listParams   = reflect.TypeFor[wire.ListParams]()
-	customerPath = apispec.Param{Name: "id", In: "path", Doc: "The customer's id (cus_…)."}
+	customerPath = apispec.Param{Name: "customer", In: "path", Doc: "The customer's id (cus_…)."}
 	// unknownCustomerPath is unknown_customer for an {id} in the path.
 	unknownCustomerPath = apispec.ErrorCase{Status: http.StatusNotFound, Code: string(apperr.UnknownCustomer)}
 	idempotencyHeader   = apispec.Param{Name: "Idempotency-Key", In: "header",
@@ -162,7 +162,7 @@ func coreOperations() map[string]apispec.Operation {
 			Doc: "Emits credit.debited.", Params: []apispec.Param{idempotencyHeader}, Body: reflect.TypeFor[wire.CreditDebitRequest](),
 			Responses: []apispec.Response{{Status: 200, Doc: "Debited (a replay carries deduplicated true).", Body: reflect.TypeFor[wire.CreditDebit]()}},
 			Errors:    append(invalid, errs(apperr.CustomerRequired, apperr.UnknownCustomer, apperr.NoCreditAccount)...)},
-		"GET /v1/customers/{id}/credit_balance": {ID: "getCreditBalance", Tag: "Credits", Summary: "Get a credit balance",
+		"GET /v1/customers/{customer}/credit_balance": {ID: "getCreditBalance", Tag: "Credits", Summary: "Get a credit balance",
 			Params:    []apispec.Param{customerPath},
 			Responses: []apispec.Response{{Status: 200, Doc: "The balance.", Body: reflect.TypeFor[wire.CreditBalance]()}},
 			Errors:    []apispec.ErrorCase{unknownCustomerPath}},
@@ -180,11 +180,11 @@ func coreOperations() map[string]apispec.Operation {
 			Doc: "Emits entitlement.granted.", Body: reflect.TypeFor[wire.EntitlementGrantRequest](),
 			Responses: created[wire.EntitlementGrant]("The grant."),
 			Errors:    append(invalid, errs(apperr.CustomerRequired, apperr.UnknownCustomer, apperr.UnknownFeature)...)},
-		"GET /v1/customers/{id}": {ID: "getCustomer", Tag: "Customers", Summary: "Get a customer",
-			Params:    []apispec.Param{{Name: "id", In: "path", Doc: "The customer's id (cus_…) or your external_customer_id."}},
+		"GET /v1/customers/{customer}": {ID: "getCustomer", Tag: "Customers", Summary: "Get a customer",
+			Params:    []apispec.Param{{Name: "customer", In: "path", Doc: "The customer's id (cus_…) or your external_customer_id."}},
 			Responses: []apispec.Response{{Status: 200, Doc: "The customer.", Body: reflect.TypeFor[wire.Customer]()}},
 			Errors:    []apispec.ErrorCase{unknownCustomerPath}},
-		"GET /v1/customers/{id}/entitlements/{feature_key}": {ID: "checkEntitlement", Tag: "Entitlements", Summary: "Check access to a feature",
+		"GET /v1/customers/{customer}/entitlements/{feature_key}": {ID: "checkEntitlement", Tag: "Entitlements", Summary: "Check access to a feature",
 			Params: []apispec.Param{customerPath, {Name: "feature_key", In: "path", Doc: "The feature's key."}},
 			Responses: []apispec.Response{{Status: 200, Doc: "Whether the customer is entitled, and for a metered feature its limit, usage and what remains.",
 				Body: reflect.TypeFor[wire.Entitlement]()}},

@@ -49,8 +49,8 @@ func TestOpenAPIDocument(t *testing.T) {
 	}
 	want := map[string][]string{
 		"/v1/invoices": {"get", "post"}, "/v1/meters": {"get", "post"}, "/v1/features": {"post"}, "/v1/meter-events": {"post"},
-		"/v1/credit_grants": {"post"}, "/v1/credit_debits": {"post"}, "/v1/customers/{id}/credit_balance": {"get"},
-		"/v1/entitlement_grants": {"post"}, "/v1/customers/{id}/entitlements/{feature_key}": {"get"},
+		"/v1/credit_grants": {"post"}, "/v1/credit_debits": {"post"}, "/v1/customers/{customer}/credit_balance": {"get"},
+		"/v1/entitlement_grants": {"post"}, "/v1/customers/{customer}/entitlements/{feature_key}": {"get"},
 		"/v1/payments": {"get"}, "/v1/subscriptions": {"get"}, "/v1/events": {"get"},
 	}
 	for path, methods := range want {

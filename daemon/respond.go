@@ -44,6 +44,13 @@ func HTTPStatus(code apperr.Code) int {
 // unavailableRetryAfter is what a 503 asks clients to wait, in seconds.
 const unavailableRetryAfter = 2
 
+// Bounds of what is echoed: an error message's length, and of an internal
+// error's text in the log (a driver's error may quote the input).
+const (
+	maxMessage     = 1024
+	maxLoggedError = 2048
+)
+
 // writeJSON writes v with status.
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
@@ -67,7 +74,9 @@ func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 	if status == http.StatusServiceUnavailable && w.Header().Get("Retry-After") == "" {
 		w.Header().Set("Retry-After", strconv.Itoa(unavailableRetryAfter))
 	}
-	writeJSON(w, status, wire.Error{Error: wire.ErrorDetail{Code: string(e.Code), Message: e.Message}})
+	// Messages quote input cut short already (apperr.Clip); this bounds
+	// one built some other way.
+	writeJSON(w, status, wire.Error{Error: wire.ErrorDetail{Code: string(e.Code), Message: truncate(e.Message, maxMessage)}})
 }
 
 // apiError is err as the API reports it (REST envelopes and tool errors
@@ -83,21 +92,28 @@ func apiError(ctx context.Context, log *slog.Logger, err error) *apperr.Error {
 		// The client went away; nobody reads this response.
 		e = &apperr.Error{Code: apperr.ServiceUnavailable, Message: "request cancelled"}
 	default:
-		log.ErrorContext(ctx, "internal error", "err", err, "request_id", requestID(ctx))
+		log.ErrorContext(ctx, "internal error", "err", truncate(err.Error(), maxLoggedError), "request_id", requestID(ctx))
 		e = &apperr.Error{Code: apperr.Internal, Message: "internal error; request id " + requestID(ctx)}
 	}
 	return e
 }
 
 // readBody reads the request body up to limit bytes. A larger body is
-// invalid_request with status 413, answered rather than dropped.
+// invalid_request with status 413, answered rather than dropped: when
+// Content-Length says so, before reading any of it (a client that sent
+// Expect: 100-continue is not asked for the body at all).
 func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
+	tooBig := &apperr.Error{Code: apperr.InvalidRequest, Status: http.StatusRequestEntityTooLarge,
+		Message: "request body exceeds " + strconv.FormatInt(limit, 10) + " bytes"}
+	if r.ContentLength > limit {
+		dropBody(w, r)
+		return nil, tooBig
+	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
 	if err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			return nil, &apperr.Error{Code: apperr.InvalidRequest, Status: http.StatusRequestEntityTooLarge,
-				Message: "request body exceeds " + strconv.FormatInt(limit, 10) + " bytes"}
+		var maxErr *http.MaxBytesError
+		if errors.As(err, &maxErr) {
+			return nil, tooBig
 		}
 		return nil, apperr.New(apperr.InvalidJSON, "could not read request body: %v", err)
 	}

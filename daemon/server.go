@@ -68,7 +68,7 @@ func NewServer(cfg Config, db *store.DB, log *slog.Logger, limiter ratelimit.Lim
 		}
 		mux.Handle(rt.pattern, h)
 	}
-	s.handler = s.chain(mux)
+	s.handler = s.chain(s.cleanPathsOnly(mux))
 	doc, missing, err := s.OpenAPI()
 	switch {
 	case err != nil:
@@ -98,6 +98,9 @@ type route struct {
 	creates bool            // a create request: subject to mode_mismatch
 	api     apiFunc         // authenticated /v1 handler
 	plain   http.HandlerFunc
+	// missing answers a plain route whose path segment cannot name anything
+	// (see checkPath); nil: the JSON 404.
+	missing http.HandlerFunc
 	// compress gzips the response for clients that accept it: only routes
 	// whose answers run to kilobytes, since each gzip writer costs ~1 MiB of
 	// allocation that small JSON answers would pay for nothing.
@@ -110,7 +113,7 @@ func (s *Server) routes() []route {
 		{pattern: "GET /healthz", plain: s.healthz},
 		{pattern: "GET /readyz", plain: s.readyz},
 		{pattern: "GET /metrics", plain: s.metricsHandler, compress: true},
-		{pattern: "GET /checkout/{id}", plain: s.checkoutPage, compress: true},
+		{pattern: "GET /checkout/{id}", plain: s.checkoutPage, missing: s.checkoutNotFound, compress: true},
 
 		{pattern: "POST /v1/invoices", class: ratelimit.ClassCreate, creates: true, api: s.createInvoice},
 		{pattern: "GET /v1/invoices", class: ratelimit.ClassList, api: s.listInvoices, compress: true},
@@ -118,15 +121,15 @@ func (s *Server) routes() []route {
 		{pattern: "GET /v1/meters", class: ratelimit.ClassList, api: s.listMeters, compress: true},
 		{pattern: "POST /v1/credit_grants", class: ratelimit.ClassCreate, creates: true, api: s.createCreditGrant},
 		{pattern: "POST /v1/credit_debits", class: ratelimit.ClassDebit, creates: true, api: s.createCreditDebit},
-		{pattern: "GET /v1/customers/{id}/credit_balance", class: ratelimit.ClassCreditBalance, api: s.getCreditBalance},
+		{pattern: "GET /v1/customers/{customer}/credit_balance", class: ratelimit.ClassCreditBalance, api: s.getCreditBalance},
 		{pattern: "GET /v1/payments", class: ratelimit.ClassList, api: s.listPayments, compress: true},
 		{pattern: "GET /v1/subscriptions", class: ratelimit.ClassList, api: s.listSubscriptionsOf, compress: true},
 		{pattern: "GET /v1/events", class: ratelimit.ClassList, api: s.listEvents, compress: true},
 		{pattern: "POST /v1/features", class: ratelimit.ClassCatalog, creates: true, api: s.createFeature},
 		{pattern: "POST /v1/meter-events", class: ratelimit.ClassMeterEvents, creates: true, api: s.createMeterEvents},
 		{pattern: "POST /v1/entitlement_grants", class: ratelimit.ClassCreate, creates: true, api: s.createEntitlementGrant},
-		{pattern: "GET /v1/customers/{id}", class: ratelimit.ClassList, api: s.getCustomer},
-		{pattern: "GET /v1/customers/{id}/entitlements/{feature_key}", class: ratelimit.ClassEntitlementCheck, api: s.checkEntitlement},
+		{pattern: "GET /v1/customers/{customer}", class: ratelimit.ClassList, api: s.getCustomer},
+		{pattern: "GET /v1/customers/{customer}/entitlements/{feature_key}", class: ratelimit.ClassEntitlementCheck, api: s.checkEntitlement},
 
 		// The money path (DESIGN.md): plans, reads of one object, invoice
 		// voiding, subscription cancel and upcoming charge, test clocks.
@@ -149,6 +152,7 @@ func (s *Server) routes() []route {
 		{pattern: "/v1/meters", api: methodNotAllowed},
 		{pattern: "/v1/{resource}", api: unknownResource},
 		{pattern: "/v1/", api: unknownResource},
+		{pattern: "/v1", api: unknownResource},
 		{pattern: "/", plain: s.notFound},
 	}
 }
@@ -159,30 +163,73 @@ func (s *Server) allRoutes() []route {
 	return append(append(s.routes(), s.oauthRoutes()...), s.toolRoutes()...)
 }
 
-// route adapts a table row to an http.Handler: route labelling, and for API
-// routes authentication, rate limiting and the mode check, in that order.
+// route adapts a table row to an http.Handler: route labelling, the checks
+// of the request's text, and for API routes authentication, rate limiting
+// and the mode check, in that order. Whatever is refused before the handler
+// runs is refused on headers alone, its body unread (see refuse).
 func (s *Server) route(rt route) http.Handler {
+	segments := wildcards(rt.pattern)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if info, ok := r.Context().Value(routeKey).(*routeInfo); ok {
 			info.pattern = rt.pattern
 		}
 		if rt.plain != nil {
+			if err := checkText(r, segments); err != nil {
+				if rt.missing != nil && apperr.CodeOf(err) == apperr.ResourceNotFound {
+					dropBody(w, r)
+					rt.missing(w, r)
+					return
+				}
+				s.refuse(w, r, err)
+				return
+			}
 			rt.plain(w, r)
 			return
 		}
-		p, err := s.keys.Authenticate(r.Context(), r.Header.Get("Authorization"))
-		if err != nil {
-			writeError(w, r, s.log, err)
-			return
+		p, err := s.authenticate(r)
+		if err == nil {
+			err = s.admit(w, r, p, rt)
 		}
-		if err := s.admit(w, r, p, rt); err != nil {
-			writeError(w, r, s.log, err)
+		if err == nil {
+			err = checkText(r, segments)
+		}
+		if err != nil {
+			s.refuse(w, r, err)
 			return
 		}
 		if err := rt.api(w, r, p); err != nil {
 			writeError(w, r, s.log, err)
 		}
 	})
+}
+
+// authenticate resolves the request's API key. More than one Authorization
+// header is unauthorized: a proxy that reads another than we do would
+// disagree about who the caller is.
+func (s *Server) authenticate(r *http.Request) (auth.Principal, error) {
+	headers := r.Header.Values("Authorization")
+	if len(headers) > 1 {
+		return auth.Principal{}, apperr.New(apperr.Unauthorized, "more than one Authorization header; send exactly one")
+	}
+	return s.keys.Authenticate(r.Context(), r.Header.Get("Authorization"))
+}
+
+// refuse answers err before the request's body was read.
+func (s *Server) refuse(w http.ResponseWriter, r *http.Request, err error) {
+	dropBody(w, r)
+	writeError(w, r, s.log, err)
+}
+
+// dropBody makes an answer given without reading the request's body close
+// the connection after it. Otherwise the server would read what is left of
+// the body before answering (to reuse the connection), and a slow or
+// endless body would hold the answer until the read timeout; the read
+// deadline set to now stops the server reading it after the answer too.
+func dropBody(w http.ResponseWriter, r *http.Request) {
+	if r.ContentLength != 0 {
+		w.Header().Set("Connection", "close")
+		_ = http.NewResponseController(w).SetReadDeadline(time.Now())
+	}
 }
 
 // admit applies the rate limit and, for create requests, the environment.
@@ -216,14 +263,16 @@ func (s *Server) checkMode(p auth.Principal) error {
 	return nil
 }
 
-func methodNotAllowed(_ http.ResponseWriter, r *http.Request, _ auth.Principal) error {
+func methodNotAllowed(w http.ResponseWriter, r *http.Request, _ auth.Principal) error {
+	dropBody(w, r)
 	return apperr.New(apperr.MethodNotAllowed, "%s is not allowed on %s", r.Method, r.URL.Path)
 }
 
-func unknownResource(_ http.ResponseWriter, r *http.Request, _ auth.Principal) error {
+func unknownResource(w http.ResponseWriter, r *http.Request, _ auth.Principal) error {
+	dropBody(w, r)
 	return apperr.New(apperr.ResourceNotFound, "no such resource: %s (list resources: payments, subscriptions, invoices, events, meters)", r.URL.Path)
 }
 
 func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {
-	writeError(w, r, s.log, apperr.New(apperr.ResourceNotFound, "no such path: %s", r.URL.Path))
+	s.refuse(w, r, apperr.New(apperr.ResourceNotFound, "no such path: %s", r.URL.Path))
 }

@@ -6,6 +6,7 @@ package apperr
 import (
 	"errors"
 	"fmt"
+	"unicode/utf8"
 )
 
 // Code is one of the machine-readable error codes of SPEC.md.
@@ -49,15 +50,50 @@ type Error struct {
 
 func (e *Error) Error() string { return string(e.Code) + ": " + e.Message }
 
-// New returns an *Error with a formatted message.
+// New returns an *Error with a formatted message. String arguments longer
+// than MaxEcho bytes are cut short (see Clip).
 func New(code Code, format string, args ...any) *Error {
-	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+	return &Error{Code: code, Message: fmt.Sprintf(format, clipArgs(args)...)}
 }
 
 // Field returns an invalid_request error whose message starts with the field
-// name, e.g. `description: must be 1 to 500 characters`.
+// name, e.g. `description: must be 1 to 500 characters`. String arguments
+// are cut short as by New.
 func Field(field, format string, args ...any) *Error {
-	return &Error{Code: InvalidRequest, Message: field + ": " + fmt.Sprintf(format, args...)}
+	return &Error{Code: InvalidRequest, Message: field + ": " + fmt.Sprintf(format, clipArgs(args)...)}
+}
+
+// MaxEcho bounds how much of a value a message quotes: messages name the
+// offending input, which can be as large as a request body.
+const MaxEcho = 128
+
+// Clip returns s cut to at most MaxEcho bytes, on a rune boundary, with an
+// ellipsis marking the cut.
+func Clip(s string) string {
+	if len(s) <= MaxEcho {
+		return s
+	}
+	cut := MaxEcho
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}
+
+func clipArgs(args []any) []any {
+	var out []any
+	for i, a := range args {
+		if s, ok := a.(string); ok && len(s) > MaxEcho {
+			if out == nil {
+				out = append([]any(nil), args...) // the caller's slice is left alone
+			}
+			out[i] = Clip(s)
+		}
+	}
+	if out == nil {
+		return args
+	}
+	return out
 }
 
 // CodeOf returns the code carried by err, or "" when err is not an *Error.

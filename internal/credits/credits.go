@@ -32,6 +32,7 @@ import (
 	"github.com/tollgatehq/tollgate/internal/apperr"
 	"github.com/tollgatehq/tollgate/internal/customers"
 	"github.com/tollgatehq/tollgate/internal/events"
+	"github.com/tollgatehq/tollgate/internal/fields"
 	"github.com/tollgatehq/tollgate/internal/money"
 	"github.com/tollgatehq/tollgate/internal/store"
 	"github.com/tollgatehq/tollgate/internal/tenant"
@@ -96,6 +97,10 @@ func validateCommon(c customers.Ref, amount money.Amount, reason, key *string) e
 	}
 	if key != nil && (*key == "" || utf8.RuneCountInString(*key) > MaxIdempotencyKeyLen) {
 		return apperr.Field("idempotency_key", "must be 1 to %d characters", MaxIdempotencyKeyLen)
+	}
+	if key != nil && fields.TextProblem(*key) != "" {
+		// Only a header can carry such a key; a body's is refused when read.
+		return apperr.Field("idempotency_key", "%s", fields.TextProblem(*key))
 	}
 	if c.Empty() {
 		return apperr.New(apperr.CustomerRequired, "customer_id or external_customer_id is required")

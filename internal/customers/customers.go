@@ -5,6 +5,7 @@ package customers
 
 import (
 	"context"
+	"strconv"
 	"time"
 	"unicode/utf8"
 
@@ -59,7 +60,7 @@ func Get(ctx context.Context, q store.Querier, s tenant.Scope, customerID string
 func GetForPath(ctx context.Context, q store.Querier, s tenant.Scope, customerID string) (Customer, error) {
 	c, err := Get(ctx, q, s, customerID)
 	if e, ok := apperr.As(err); ok && e.Code == apperr.UnknownCustomer {
-		return c, &apperr.Error{Code: apperr.UnknownCustomer, Status: 404, Message: "no customer " + customerID}
+		return c, &apperr.Error{Code: apperr.UnknownCustomer, Status: 404, Message: "no customer " + strconv.Quote(apperr.Clip(customerID))}
 	}
 	return c, err
 }

@@ -23,7 +23,7 @@ func Lookup(ctx context.Context, q store.Querier, s tenant.Scope, idOrExternal s
 		return Customer{}, store.Translate(err)
 	}
 	if len(rows) == 0 {
-		return Customer{}, &apperr.Error{Code: apperr.UnknownCustomer, Status: 404, Message: "no customer with id or external_customer_id " + quote(idOrExternal)}
+		return Customer{}, &apperr.Error{Code: apperr.UnknownCustomer, Status: 404, Message: "no customer with id or external_customer_id " + quote(apperr.Clip(idOrExternal))}
 	}
 	return rows[0], nil
 }

@@ -102,14 +102,17 @@ func (in *GrantInput) Validate(now time.Time) error {
 	if in.Limit != nil && *in.Limit < 0 {
 		return apperr.Field("limit_value", "must be a non-negative integer")
 	}
+	// An active_until already past is accepted and checks as expired at
+	// once (DESIGN.md, Decisions); only a start the caller chose must
+	// precede it.
+	if in.StartsAt != nil && in.ActiveUntil != nil && !in.ActiveUntil.After(*in.StartsAt) {
+		return apperr.Field("active_until", "must be after the grant starts (%s)", in.StartsAt.UTC().Format(time.RFC3339))
+	}
 	if in.StartsAt == nil {
 		in.StartsAt = &now
 	}
 	start := in.StartsAt.Truncate(time.Microsecond)
 	in.StartsAt = &start
-	if in.ActiveUntil != nil && !in.ActiveUntil.After(start) {
-		return apperr.Field("active_until", "must be after the grant starts (%s)", start.UTC().Format(time.RFC3339))
-	}
 	switch in.Source {
 	case "":
 		in.Source = SourceAPI

@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"sort"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -15,7 +16,10 @@ import (
 	"github.com/tollgatehq/tollgate/internal/money"
 )
 
-// Object is a decoded JSON object whose values are still raw.
+// Object is a decoded JSON object whose values are still raw. Reading a
+// field checks its value's text (valid UTF-8, no NUL, no lone surrogate)
+// and, inside objects and arrays, repeated keys and numbers jsonb cannot
+// hold: all invalid_request naming the field.
 type Object struct {
 	raw  map[string]json.RawMessage
 	err  error
@@ -23,7 +27,8 @@ type Object struct {
 }
 
 // Decode parses body as one JSON object. Not JSON at all is invalid_json;
-// JSON that is not an object is invalid_request.
+// JSON that is not an object, or an object with a key twice or a key that
+// is not valid text, is invalid_request naming the key.
 func Decode(body []byte) (*Object, error) {
 	body = bytes.TrimSpace(body)
 	if len(body) == 0 || !json.Valid(body) {
@@ -32,9 +37,18 @@ func Decode(body []byte) (*Object, error) {
 	if body[0] != '{' {
 		return nil, apperr.New(apperr.InvalidRequest, "request body must be a JSON object")
 	}
-	var raw map[string]json.RawMessage
-	if err := json.Unmarshal(body, &raw); err != nil {
-		return nil, apperr.New(apperr.InvalidJSON, "request body is not valid JSON")
+	return fromValid(body)
+}
+
+// fromValid builds an Object from a JSON object already known to be valid.
+func fromValid(b []byte) (*Object, error) {
+	ms, err := splitObject(b)
+	if err != nil {
+		return nil, err
+	}
+	raw := make(map[string]json.RawMessage, len(ms))
+	for _, m := range ms {
+		raw[m.key] = m.val
 	}
 	return &Object{raw: raw, seen: map[string]bool{}}, nil
 }
@@ -61,7 +75,7 @@ func (o *Object) Err() error {
 	}
 	if len(unknown) > 0 {
 		sort.Strings(unknown)
-		return apperr.Field(unknown[0], "unknown field")
+		return fieldError(unknown[0], "unknown field")
 	}
 	return nil
 }
@@ -72,11 +86,16 @@ func (o *Object) fail(err error) {
 	}
 }
 
-// get returns the raw value, nil when absent or JSON null.
+// get returns the raw value, nil when absent or JSON null, after checking
+// it (see Object).
 func (o *Object) get(name string) json.RawMessage {
 	o.seen[name] = true
 	v, ok := o.raw[name]
 	if !ok || string(v) == "null" {
+		return nil
+	}
+	if p := valueProblem(v); p != "" {
+		o.fail(fieldError(name, p))
 		return nil
 	}
 	return v
@@ -148,7 +167,7 @@ func (o *Object) RequiredAmount(name string) money.Amount {
 	return a
 }
 
-// Time reads an RFC 3339 date-time.
+// Time reads an RFC 3339 date-time, normalised as ParseTime does.
 func (o *Object) Time(name string) *time.Time {
 	v := o.get(name)
 	if v == nil {
@@ -159,9 +178,9 @@ func (o *Object) Time(name string) *time.Time {
 		o.fail(apperr.Field(name, "must be an ISO-8601 date-time string"))
 		return nil
 	}
-	t, err := time.Parse(time.RFC3339Nano, s)
+	t, err := ParseTime(name, s)
 	if err != nil {
-		o.fail(apperr.Field(name, "must be an ISO-8601 date-time such as 2026-07-01T12:00:00Z"))
+		o.fail(err)
 		return nil
 	}
 	return &t
@@ -199,8 +218,37 @@ func (o *Object) Int(name string, min, max int64) *int64 {
 	return &n
 }
 
-// Raw returns the raw JSON of an optional field (objects, arrays).
+// Raw returns the raw JSON of an optional field (objects, arrays), checked
+// as every value is (see Object), so it can be stored as jsonb.
 func (o *Object) Raw(name string) json.RawMessage { return o.get(name) }
+
+// Objects reads an array of min to max items (a batch) without checking
+// the items as a whole: each item that is an object becomes an Object of
+// its own, so a malformed item fails alone. ok is false, with the error
+// recorded, when the field is absent or not such an array; otherwise
+// items[i] is nil exactly when errs[i] says why item i is not an object.
+func (o *Object) Objects(name string, min, max int) (items []*Object, errs []error, ok bool) {
+	o.seen[name] = true
+	v := bytes.TrimSpace(o.raw[name])
+	if len(v) == 0 || v[0] != '[' {
+		o.fail(apperr.Field(name, "must be an array of %d to %d objects", min, max))
+		return nil, nil, false
+	}
+	elems := splitArray(v)
+	if len(elems) < min || len(elems) > max {
+		o.fail(apperr.Field(name, "must be an array of %d to %d objects", min, max))
+		return nil, nil, false
+	}
+	items, errs = make([]*Object, len(elems)), make([]error, len(elems))
+	for i, e := range elems {
+		if e[0] != '{' {
+			errs[i] = apperr.Field(name, "each item must be a JSON object")
+			continue
+		}
+		items[i], errs[i] = fromValid(e)
+	}
+	return items, errs, true
+}
 
 // Fail records an error found by the caller (e.g. a cross-field rule).
 func (o *Object) Fail(err error) { o.fail(err) }
@@ -214,4 +262,46 @@ func (o *Object) Read() []string {
 	}
 	sort.Strings(names)
 	return names
+}
+
+// fieldError is apperr.Field for a name that may come from the request (an
+// unknown or repeated key): a long one is cut short.
+func fieldError(name, msg string) error {
+	return apperr.Field(apperr.Clip(name), "%s", msg)
+}
+
+// ParseTime reads an RFC 3339 date-time as a field's value and normalises
+// it so that what is stored reads back the same: to UTC (PostgreSQL cannot
+// store offsets past ±15:59) and to whole microseconds (PostgreSQL's
+// precision, truncated rather than rounded up into the next second). The
+// result must lie in years 1 to 9999, else invalid_request naming name.
+func ParseTime(name, s string) (time.Time, error) {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}, apperr.Field(name, "must be an ISO-8601 date-time such as 2026-07-01T12:00:00Z")
+	}
+	t = t.UTC().Truncate(time.Microsecond)
+	if y := t.Year(); y < 1 || y > 9999 {
+		return time.Time{}, apperr.Field(name, "must fall in the years 0001 to 9999 (UTC)")
+	}
+	return t, nil
+}
+
+// JSONProblem says what keeps a valid JSON document from being read as
+// written (text that is not valid UTF-8 or holds NUL or a lone surrogate, a
+// key twice in one object) or stored as jsonb (a number out of its range),
+// "" when nothing: for bodies decoded some other way than Decode.
+func JSONProblem(doc []byte) string { return valueProblem(doc) }
+
+// TextProblem says what keeps s from being stored as text (invalid UTF-8,
+// a NUL character), "" when nothing: for values that do not come through a
+// JSON body, such as headers and path segments.
+func TextProblem(s string) string {
+	if !utf8.ValidString(s) {
+		return "must be valid UTF-8"
+	}
+	if strings.IndexByte(s, 0) >= 0 {
+		return "must not contain the NUL character"
+	}
+	return ""
 }

@@ -1,11 +1,8 @@
 package metering
 
 import (
-	"bytes"
-	"encoding/json"
 	"strconv"
 
-	"github.com/tollgatehq/tollgate/internal/apperr"
 	"github.com/tollgatehq/tollgate/internal/fields"
 	"github.com/tollgatehq/tollgate/internal/tenant"
 	"github.com/tollgatehq/tollgate/internal/wire"
@@ -57,24 +54,15 @@ func DecodeRequest(body []byte) (Request, error) {
 		}
 		return Request{Events: []EventInput{in}, Errs: []error{nil}}, nil
 	}
-	raw := o.Raw("events")
-	if err := o.Err(); err != nil {
+	items, errs, ok := o.Objects("events", 1, MaxBatch)
+	if err := o.Err(); err != nil || !ok {
 		return Request{Batch: true}, err
 	}
-	var items []json.RawMessage
-	if err := json.Unmarshal(raw, &items); err != nil || len(items) == 0 || len(items) > MaxBatch {
-		return Request{Batch: true}, apperr.Field("events", "must be an array of 1 to %d events", MaxBatch)
-	}
-	req := Request{Batch: true, Events: make([]EventInput, len(items)), Errs: make([]error, len(items))}
+	req := Request{Batch: true, Events: make([]EventInput, len(items)), Errs: errs}
 	for i, item := range items {
-		// The body is valid JSON already: each item is decoded once, into
-		// its fields, rather than validated and parsed again.
-		var m map[string]json.RawMessage
-		if t := bytes.TrimSpace(item); len(t) == 0 || t[0] != '{' || json.Unmarshal(t, &m) != nil {
-			req.Errs[i] = apperr.Field("events", "each event must be a JSON object")
-			continue
+		if item != nil {
+			req.Events[i], req.Errs[i] = DecodeEvent(item)
 		}
-		req.Events[i], req.Errs[i] = DecodeEvent(fields.FromMap(m))
 	}
 	return req, nil
 }

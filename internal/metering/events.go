@@ -8,6 +8,7 @@ import (
 
 	"github.com/tollgatehq/tollgate/internal/apperr"
 	"github.com/tollgatehq/tollgate/internal/customers"
+	"github.com/tollgatehq/tollgate/internal/fields"
 	"github.com/tollgatehq/tollgate/internal/money"
 	"github.com/tollgatehq/tollgate/internal/tenant"
 )
@@ -77,8 +78,8 @@ func (in *EventInput) Validate(now time.Time) error {
 	if k := in.IdempotencyKey; k != nil && (*k == "" || utf8.RuneCountInString(*k) > MaxIdempotencyKeyLen) {
 		return apperr.Field("idempotency_key", "must be 1 to %d characters", MaxIdempotencyKeyLen)
 	}
-	if k := in.IdempotencyKey; k != nil && !utf8.ValidString(*k) {
-		return apperr.Field("idempotency_key", "must be valid UTF-8")
+	if k := in.IdempotencyKey; k != nil && fields.TextProblem(*k) != "" {
+		return apperr.Field("idempotency_key", "%s", fields.TextProblem(*k))
 	}
 	if c := in.CustomerID; c != nil && (*c == "" || len(*c) > 255) {
 		return apperr.Field("customer_id", "must be a customer id (cus_…)")
@@ -90,10 +91,6 @@ func (in *EventInput) Validate(now time.Time) error {
 		p := bytes.TrimSpace(in.Properties)
 		if len(p) == 0 || p[0] != '{' {
 			return apperr.Field("properties", "must be a JSON object")
-		}
-		if bytes.Contains(p, []byte(`\u0000`)) {
-			// PostgreSQL's jsonb cannot store a NUL character.
-			return apperr.Field("properties", "must not contain the NUL character (\\u0000)")
 		}
 	}
 	if in.Timestamp == nil {

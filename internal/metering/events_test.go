@@ -68,7 +68,6 @@ func TestValidate(t *testing.T) {
 		{EventInput{EventName: "a", IdempotencyKey: str("")}, "idempotency_key:"},
 		{EventInput{EventName: "a", ExternalCustomerID: str("")}, "external_customer_id:"},
 		{EventInput{EventName: "a", Properties: json.RawMessage(`[1]`)}, "properties:"},
-		{EventInput{EventName: "a", Properties: json.RawMessage(`{"a":"\u0000"}`)}, "properties:"},
 	} {
 		err := tc.in.Validate(now)
 		switch {
@@ -107,4 +106,24 @@ func FuzzParseValue(f *testing.F) {
 			}
 		}
 	})
+}
+
+// Properties PostgreSQL's jsonb cannot store, or that encoding/json would
+// silently rewrite, are refused naming properties: the request for a single
+// event, the item alone in a batch.
+func TestDecodeRefusesHostileProperties(t *testing.T) {
+	for _, p := range []string{`{"a":"\u0000"}`, `{"\u0000":1}`, "{\"a\":\"\xff\"}", `{"a":"\ud800"}`, `{"\udfff":1}`,
+		`{"n":1e999999}`, `{"a":[{"b":1,"b":2}]}`, `{"a":1,"a":2}`} {
+		_, err := DecodeRequest([]byte(`{"event_name":"a","properties":` + p + `}`))
+		if e, ok := apperr.As(err); !ok || e.Code != apperr.InvalidRequest || !strings.HasPrefix(e.Message, "properties: ") {
+			t.Errorf("single %s: %v", p, err)
+		}
+		req, err := DecodeRequest([]byte(`{"events":[{"event_name":"a"},{"event_name":"a","properties":` + p + `}]}`))
+		if err != nil || req.Errs[0] != nil {
+			t.Fatalf("batch %s: %v %v", p, err, req.Errs)
+		}
+		if e, ok := apperr.As(req.Errs[1]); !ok || !strings.HasPrefix(e.Message, "properties: ") {
+			t.Errorf("batch item %s: %v", p, req.Errs[1])
+		}
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -41,8 +42,11 @@ func (g *Ingester) Ingest(ctx context.Context, db *store.DB, s tenant.Scope, ins
 // IngestTx stores a request's events (1 to MaxBatch), received at now, in
 // tx and returns one Result per input, in order. An event that fails
 // (invalid_request, unknown_meter, missing_value, unknown_customer) does not
-// stop the others. An event whose idempotency key was seen before is not
-// stored again: its Result is the original event with Deduplicated set.
+// stop the others. An event whose idempotency key was seen before (by an
+// earlier request, or earlier in this one) is not stored again: when it is
+// the same event (meter, customer, value, properties, and timestamp when it
+// gives one) its Result is the original event with Deduplicated set, else
+// invalid_request naming idempotency_key.
 //
 // Every stored event, its idempotency key, any customer upserted for it and
 // the usage windows it falls in commit with tx. The events are written with
@@ -50,7 +54,11 @@ func (g *Ingester) Ingest(ctx context.Context, db *store.DB, s tenant.Scope, ins
 // database fails; the Results are then meaningless.
 func (g *Ingester) IngestTx(ctx context.Context, tx *store.Tx, s tenant.Scope, ins []EventInput, now time.Time) ([]Result, error) {
 	res := make([]Result, len(ins))
+	// A replay that leaves the timestamp to the server is not compared on
+	// it: the original's "now" has passed.
+	stamped := make([]bool, len(ins))
 	for i := range ins {
+		stamped[i] = ins[i].Timestamp != nil
 		res[i].Err = ins[i].Validate(now)
 	}
 	meters, err := g.metersFor(ctx, tx, s, ins, res)
@@ -91,12 +99,8 @@ func (g *Ingester) IngestTx(ctx context.Context, tx *store.Tx, s tenant.Scope, i
 		}
 		firstByKey[*in.IdempotencyKey] = i
 	}
-	if err := write(ctx, tx, s, res, dupOf, now); err != nil {
+	if err := write(ctx, tx, s, res, dupOf, stamped, now); err != nil {
 		return nil, err
-	}
-	for i, j := range dupOf {
-		res[i] = res[j]
-		res[i].Event.Deduplicated = true
 	}
 	return res, nil
 }
@@ -196,8 +200,9 @@ WITH input AS (
 SELECT id, created_at FROM inserted`
 
 // write stores the accepted events of res (skipping in-request repeats
-// listed in dupOf) and fills in their ids, or the originals of replayed keys.
-func write(ctx context.Context, q store.Querier, s tenant.Scope, res []Result, dupOf map[int]int, now time.Time) error {
+// listed in dupOf) and fills in their ids. Events whose key was already
+// stored, and the repeats, become their originals (see replays).
+func write(ctx context.Context, q store.Querier, s tenant.Scope, res []Result, dupOf map[int]int, stamped []bool, now time.Time) error {
 	n := 0
 	for i := range res {
 		if res[i].Err == nil {
@@ -227,16 +232,8 @@ func write(ctx context.Context, q store.Querier, s tenant.Scope, res []Result, d
 		custs = append(custs, e.CustomerID)
 		values = append(values, e.Value)
 		stamps = append(stamps, e.Timestamp.UTC().Format(time.RFC3339Nano))
-		var p *string
-		if e.Properties != nil {
-			ps := string(e.Properties)
-			p = &ps
-		}
-		props = append(props, p)
+		props = append(props, jsonText(e.Properties))
 		keys = append(keys, e.IdempotencyKey)
-	}
-	if len(ids) == 0 {
-		return nil
 	}
 	var rows []struct {
 		ID        string    `db:"id"`
@@ -252,35 +249,84 @@ func write(ctx context.Context, q store.Querier, s tenant.Scope, res []Result, d
 		stored[r.ID] = true
 		res[byID[r.ID]].Event.CreatedAt = r.CreatedAt
 	}
-	var replayed []string
+	var replayed []int
 	for _, eid := range ids {
 		if !stored[eid] {
-			replayed = append(replayed, *res[byID[eid]].Event.IdempotencyKey)
+			replayed = append(replayed, byID[eid])
 		}
 	}
-	if len(replayed) == 0 {
+	for i := range dupOf {
+		replayed = append(replayed, i)
+	}
+	return replays(ctx, q, s, res, replayed, stamped)
+}
+
+// jsonText is raw JSON as a nullable text parameter.
+func jsonText(raw json.RawMessage) *string {
+	if raw == nil {
 		return nil
 	}
-	// A separate statement: a key committed by a concurrent request while
-	// the write waited on it is invisible to the write's own snapshot.
-	originals, err := byKeys(ctx, q, s, replayed)
+	s := string(raw)
+	return &s
+}
+
+// replays compares each event of res listed in idx, whose key is stored
+// already, with the stored original: the same event becomes the original,
+// marked Deduplicated; a different one is invalid_request naming
+// idempotency_key. It is a separate statement from the write: a key
+// committed by a concurrent request while the write waited on it is
+// invisible to the write's own snapshot.
+func replays(ctx context.Context, q store.Querier, s tenant.Scope, res []Result, idx []int, stamped []bool) error {
+	if len(idx) == 0 {
+		return nil
+	}
+	keys := make([]string, len(idx))
+	props := make([]*string, len(idx))
+	for n, i := range idx {
+		keys[n], props[n] = *res[i].Event.IdempotencyKey, jsonText(res[i].Event.Properties)
+	}
+	originals, err := byKeys(ctx, q, s, keys, props)
 	if err != nil {
 		return err
 	}
-	for _, eid := range ids {
-		if stored[eid] {
-			continue
-		}
-		i := byID[eid]
-		o, ok := originals[*res[i].Event.IdempotencyKey]
+	for n, i := range idx {
+		o, ok := originals[n]
 		if !ok {
-			res[i].Err = apperr.New(apperr.Internal, "idempotency_key %q: the original event is no longer stored", *res[i].Event.IdempotencyKey)
+			res[i].Err = apperr.New(apperr.Internal, "idempotency_key %q: the original event is no longer stored", keys[n])
 			continue
 		}
-		o.Deduplicated = true
-		res[i].Event = o
+		if diff := differences(res[i].Event, o, stamped[i]); diff != "" {
+			res[i].Err = apperr.Field("idempotency_key", "was already used for an event with a different %s; "+
+				"reuse a key only to retry the same event", diff)
+			continue
+		}
+		o.Event.Deduplicated = true
+		res[i].Event = o.Event
 	}
 	return nil
+}
+
+// differences names what differs between an event as sent and the stored
+// event of its key ("" when nothing): the timestamp counts only when the
+// request gave one.
+func differences(in Event, o original, stamped bool) string {
+	var d []string
+	if in.MeterID != o.MeterID {
+		d = append(d, "event_name")
+	}
+	if (in.CustomerID == nil) != (o.CustomerID == nil) || (in.CustomerID != nil && *in.CustomerID != *o.CustomerID) {
+		d = append(d, "customer")
+	}
+	if in.Value != o.Value {
+		d = append(d, "value")
+	}
+	if stamped && !in.Timestamp.Equal(o.Timestamp) {
+		d = append(d, "timestamp")
+	}
+	if !o.SameProperties {
+		d = append(d, "properties")
+	}
+	return strings.Join(d, ", ")
 }
 
 type eventRow struct {
@@ -305,22 +351,35 @@ func (r eventRow) event() Event {
 	return e
 }
 
-// byKeys returns the stored events of idempotency keys, by key.
-func byKeys(ctx context.Context, q store.Querier, s tenant.Scope, keys []string) (map[string]Event, error) {
-	var rows []eventRow
-	err := q.SelectContext(ctx, &rows, `SELECT e.mode, e.id, e.meter_id, m.key AS meter_key, e.customer_id, e.value, e.event_timestamp,
-			e.properties::text AS properties, e.idempotency_key, e.created_at
-		FROM meter_event_keys k
+// original is the stored event of a replayed key, and whether its
+// properties equal the replay's (compared as jsonb, as stored).
+type original struct {
+	Event
+	SameProperties bool
+}
+
+// byKeys returns the stored events of idempotency keys, by position in
+// keys; props are the replays' properties to compare with theirs.
+func byKeys(ctx context.Context, q store.Querier, s tenant.Scope, keys []string, props []*string) (map[int]original, error) {
+	var rows []struct {
+		eventRow
+		N    int  `db:"n"`
+		Same bool `db:"same_properties"`
+	}
+	err := q.SelectContext(ctx, &rows, `SELECT r.n, e.mode, e.id, e.meter_id, m.key AS meter_key, e.customer_id, e.value, e.event_timestamp,
+			e.properties::text AS properties, e.idempotency_key, e.created_at,
+			e.properties IS NOT DISTINCT FROM r.props AS same_properties
+		FROM unnest($3::text[], $4::jsonb[]) WITH ORDINALITY AS r(ikey, props, n)
+		JOIN meter_event_keys k ON k.merchant_id = $1 AND k.mode = $2 AND k.idempotency_key = r.ikey
 		JOIN meter_events e ON e.merchant_id = k.merchant_id AND e.id = k.event_id AND e.event_timestamp = k.event_timestamp
-		JOIN meters m ON m.merchant_id = e.merchant_id AND m.id = e.meter_id
-		WHERE k.merchant_id = $1 AND k.mode = $2 AND k.idempotency_key = ANY($3)`,
-		s.MerchantID, s.Mode, pq.StringArray(keys))
+		JOIN meters m ON m.merchant_id = e.merchant_id AND m.id = e.meter_id`,
+		s.MerchantID, s.Mode, pq.StringArray(keys), pq.GenericArray{A: props})
 	if err != nil {
 		return nil, store.Translate(err)
 	}
-	out := make(map[string]Event, len(rows))
+	out := make(map[int]original, len(rows))
 	for _, r := range rows {
-		out[*r.IdempotencyKey] = r.event()
+		out[r.N-1] = original{Event: r.event(), SameProperties: r.Same}
 	}
 	return out, nil
 }

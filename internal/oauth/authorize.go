@@ -105,6 +105,9 @@ func (s *Service) CheckAuthorization(ctx context.Context, q url.Values) (Pending
 	if len(q["client_id"]) > 1 || len(q["redirect_uri"]) > 1 {
 		return Pending{}, oerr(InvalidRequest, "client_id and redirect_uri may each be given once")
 	}
+	if err := formText(q); err != nil {
+		return Pending{}, err
+	}
 	c, err := s.Client(ctx, q.Get("client_id"))
 	if err != nil {
 		return Pending{}, err

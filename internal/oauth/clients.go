@@ -16,6 +16,7 @@ import (
 	"github.com/lib/pq"
 
 	"github.com/tollgatehq/tollgate/internal/apperr"
+	"github.com/tollgatehq/tollgate/internal/fields"
 	"github.com/tollgatehq/tollgate/internal/id"
 	"github.com/tollgatehq/tollgate/internal/store"
 )
@@ -86,6 +87,10 @@ func ParseClientMetadata(body []byte) (ClientMetadata, error) {
 	}
 	if err := json.Unmarshal(body, &m); err != nil {
 		return m, oerr(InvalidClientMetadata, "the body is not valid client metadata: %s", jsonProblem(err))
+	}
+	// encoding/json would have turned malformed text into U+FFFD silently.
+	if p := fields.JSONProblem(body); p != "" {
+		return m, oerr(InvalidClientMetadata, "the client metadata: a value %s", p)
 	}
 	return m, m.validate()
 }

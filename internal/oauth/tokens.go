@@ -9,6 +9,7 @@ import (
 
 	"github.com/lib/pq"
 
+	"github.com/tollgatehq/tollgate/internal/fields"
 	"github.com/tollgatehq/tollgate/internal/id"
 	"github.com/tollgatehq/tollgate/internal/store"
 )
@@ -67,7 +68,24 @@ func parseForm(body []byte) (url.Values, error) {
 			return nil, oerr(InvalidRequest, "%s is given more than once", clip(k))
 		}
 	}
-	return form, nil
+	return form, formText(form)
+}
+
+// formText refuses parameters that are not valid text (invalid UTF-8, NUL):
+// no client, code or token can be named by them, and PostgreSQL would
+// refuse them as text.
+func formText(form url.Values) error {
+	for k, vs := range form {
+		if p := fields.TextProblem(k); p != "" {
+			return oerr(InvalidRequest, "a parameter name %s", p)
+		}
+		for _, v := range vs {
+			if p := fields.TextProblem(v); p != "" {
+				return oerr(InvalidRequest, "%s %s", clip(k), p)
+			}
+		}
+	}
+	return nil
 }
 
 // TokenResponse is a successful token endpoint answer (RFC 6749 §5.1).

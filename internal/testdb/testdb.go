@@ -149,6 +149,14 @@ func startServer() error {
 			return fmt.Errorf("start a private PostgreSQL for the tests (or set %s): %w", EnvURL, err)
 		}
 		adminURL = cluster.URL("postgres")
+		// Processes this one starts inherit the cluster rather than start
+		// their own: above all the workers of `go test -fuzz`, which run
+		// the fuzz target's setup afresh and would each pay for a cluster
+		// out of their fuzzing time. They leave it running; this process
+		// stops it at exit.
+		if err := os.Setenv(EnvURL, adminURL); err != nil {
+			return err
+		}
 	}
 	db, err := sql.Open("postgres", adminURL)
 	if err == nil {

@@ -6,6 +6,7 @@ package webhooks
 import (
 	"context"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/tollgatehq/tollgate/internal/apperr"
 	"github.com/tollgatehq/tollgate/internal/auth"
 	"github.com/tollgatehq/tollgate/internal/id"
+	"github.com/tollgatehq/tollgate/internal/ssrf"
 	"github.com/tollgatehq/tollgate/internal/store"
 	"github.com/tollgatehq/tollgate/internal/tenant"
 )
@@ -42,18 +44,32 @@ type Input struct {
 	AllowInsecure bool
 }
 
-// ValidateURL enforces an absolute URL with a host, HTTPS unless
-// allowInsecure.
+// ValidateURL enforces an absolute URL with a host and a valid port, and
+// unless allowInsecure, HTTPS to a host that is not a loopback, private,
+// link-local, metadata or otherwise non-public address in any spelling
+// (package ssrf judges it; names are judged at delivery, once resolved).
+// Errors are invalid_request naming url.
 func ValidateURL(raw string, allowInsecure bool) error {
 	u, err := url.Parse(raw)
 	if err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
 		return apperr.Field("url", "must be an absolute https:// URL")
 	}
-	if u.Scheme != "https" && !allowInsecure {
-		return apperr.Field("url", "must use https (pass --allow-insecure-webhooks for local development)")
-	}
 	if u.User != nil {
 		return apperr.Field("url", "must not carry credentials")
+	}
+	if p := u.Port(); p != "" {
+		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+			return apperr.Field("url", "port %s is not a port number (1 to 65535)", p)
+		}
+	}
+	if allowInsecure {
+		return nil
+	}
+	if u.Scheme != "https" {
+		return apperr.Field("url", "must use https (pass --allow-insecure-webhooks for local development)")
+	}
+	if err := ssrf.CheckHost(u.Hostname()); err != nil {
+		return apperr.Field("url", "%s", strings.TrimPrefix(err.Error(), ssrf.ErrRefused.Error()+": "))
 	}
 	return nil
 }

@@ -1,0 +1,191 @@
+package daemon_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/tollgatehq/tollgate/client"
+	"github.com/tollgatehq/tollgate/daemon"
+)
+
+// fuzzRoute is a request shape the HTTP fuzz target fills in: method and
+// path (where "{}" takes the fuzzed segment and "{cus}" the fixture's
+// customer), and whether the fuzzed bytes are a JSON body, a form or a
+// query string.
+type fuzzRoute struct {
+	method, path string
+	input        string // "json", "form" or "query"
+}
+
+var fuzzRoutes = []fuzzRoute{
+	{"POST", "/v1/invoices", "json"},
+	{"GET", "/v1/invoices", "query"},
+	{"POST", "/v1/meters", "json"},
+	{"GET", "/v1/meters", "query"},
+	{"POST", "/v1/features", "json"},
+	{"POST", "/v1/meter-events", "json"},
+	{"POST", "/v1/credit_grants", "json"},
+	{"POST", "/v1/credit_debits", "json"},
+	{"POST", "/v1/entitlement_grants", "json"},
+	{"GET", "/v1/customers/{}/credit_balance", "query"},
+	{"GET", "/v1/customers/{}", "query"},
+	{"GET", "/v1/customers/{cus}/entitlements/{}", "query"},
+	{"GET", "/v1/customers/{}/entitlements/sso", "query"},
+	{"GET", "/v1/events", "query"},
+	{"GET", "/v1/payments", "query"},
+	{"GET", "/v1/subscriptions", "query"},
+	{"POST", "/v1/{}", "json"},
+	{"GET", "/checkout/{}", "query"},
+	{"POST", "/oauth/register", "json"},
+	{"POST", "/oauth/token", "form"},
+	{"POST", "/oauth/revoke", "form"},
+	{"GET", "/oauth/authorize", "query"},
+	{"POST", "/api/mcp", "json"},
+	{"POST", "/oauth/authorize", "form"},
+}
+
+// FuzzHTTP drives the daemon's handlers, over a real database, with
+// requests built from fuzz input: a route, a path segment, a body (or form,
+// or query) and an Idempotency-Key header. Whatever arrives, nothing
+// answers 5xx, every answer carries wc-version, and every error of the API
+// is the JSON envelope (the checkout page's not-found is HTML; the OAuth
+// endpoints answer in OAuth's own format).
+func FuzzHTTP(f *testing.F) {
+	b := setup(f, func(c *daemon.Config) { c.RateLimits = false })
+	c, key := b.testClient()
+	ctx := context.Background()
+	m, err := c.CreateMeter(ctx, client.MeterParams{Key: "api_calls", DisplayName: "API calls", EventValueKey: "n"})
+	if err != nil {
+		f.Fatal(err)
+	}
+	if _, err := c.CreateMeter(ctx, client.MeterParams{Key: "logins", DisplayName: "Logins", Aggregation: "count"}); err != nil {
+		f.Fatal(err)
+	}
+	for _, p := range []client.FeatureParams{{Key: "sso", Name: "SSO"}, {Key: "calls", Name: "Calls", Type: "metered", Meter: m.ID}} {
+		if _, err := c.CreateFeature(ctx, p); err != nil {
+			f.Fatal(err)
+		}
+	}
+	g, err := c.GrantCredits(ctx, client.CreditGrantParams{Amount: "1000", ExternalCustomerID: "u1"})
+	if err != nil {
+		f.Fatal(err)
+	}
+	cus := g.CustomerID
+
+	for _, s := range []struct {
+		route  uint8
+		seg    string
+		input  string
+		header string
+	}{
+		{0, "", `{"amount":"9000000","description":"Pro","memo":"m","due_at":"2030-01-01T00:00:00-23:59"}`, ""},
+		{0, "", `{"amount":1,"description":"x","amount":2}`, ""},
+		{1, "", "limit=2&before=2026-07-01T00:00:00.000000123Z", ""},
+		{2, "", `{"key":"m.2","display_name":"M","aggregation":"max","event_value_key":"v"}`, ""},
+		{4, "", `{"key":"f2","name":"F","type":"metered","meter":"` + m.ID + `"}`, ""},
+		{5, "", `{"event_name":"api_calls","external_customer_id":"u1","properties":{"n":3,"x":[1e5,"\ud83d\ude00"]},"idempotency_key":"k"}`, ""},
+		{5, "", `{"events":[{"event_name":"logins","customer_id":"` + cus + `"},{"event_name":"api_calls","value":"1","properties":{"a":"\ud800"}}]}`, ""},
+		{5, "", `{"event_name":"logins","external_customer_id":"u2"}`, "hdr-1"},
+		{6, "", `{"amount":5,"customer_id":"` + cus + `","expires_at":"2031-01-01T00:00:00Z","idempotency_key":"g"}`, ""},
+		{7, "", `{"amount":5,"external_customer_id":"u1","allow_negative":true}`, "d-1"},
+		{8, "", `{"feature_key":"calls","customer_id":"` + cus + `","limit_value":10,"active_until":"2020-01-01T00:00:00Z"}`, ""},
+		{9, cus, "", ""},
+		{9, "cus_\xff\x00", "", ""},
+		{11, "calls", "", ""},
+		{12, cus, "", ""},
+		{13, "", "limit=100&before=9999-12-31T23:59:59Z", ""},
+		{15, "", "customer_id=" + cus, ""},
+		{16, "payments", `{}`, ""},
+		{17, "inv_x", "", ""},
+		{18, "", `{"redirect_uris":["http://127.0.0.1/cb"],"client_name":"x"}`, ""},
+		{19, "", "grant_type=authorization_code&code=x&client_id=y&code_verifier=z", ""},
+		{20, "", "token=x", ""},
+		{21, "", "response_type=code&client_id=x&redirect_uri=http://127.0.0.1/cb&code_challenge=abc&code_challenge_method=S256", ""},
+		{22, "", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, ""},
+		{23, "", "client_id=tgc_x&redirect_uri=http://127.0.0.1/cb&response_type=code&decision=allow&secret_key=sk_test_x", ""},
+	} {
+		f.Add(s.route, s.seg, []byte(s.input), s.header)
+	}
+
+	f.Fuzz(func(t *testing.T, routeN uint8, seg string, input []byte, header string) {
+		rt := fuzzRoutes[int(routeN)%len(fuzzRoutes)]
+		path := strings.ReplaceAll(rt.path, "{cus}", cus)
+		path = strings.ReplaceAll(path, "{}", url.PathEscape(seg))
+		var body io.Reader
+		ctype := ""
+		switch rt.input {
+		case "json":
+			body, ctype = bytes.NewReader(input), "application/json"
+		case "form":
+			body, ctype = strings.NewReader(escapeQuery(string(input))), "application/x-www-form-urlencoded"
+		case "query":
+			path += "?" + escapeQuery(string(input))
+		}
+		req, err := http.NewRequest(rt.method, b.url+path, body)
+		if err != nil {
+			return // not a request a client could send
+		}
+		if ctype != "" {
+			req.Header.Set("Content-Type", ctype)
+		}
+		req.Header.Set("Authorization", "Bearer "+key)
+		req.Header.Set("Origin", b.url) // the consent form refuses other sites
+		if header != "" {
+			req.Header.Set("Idempotency-Key", header)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			if strings.Contains(err.Error(), "invalid header field value") {
+				return // the client refuses the header: nothing was sent
+			}
+			t.Fatalf("%s %s: %v", rt.method, path, err)
+		}
+		out, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode >= 500 {
+			t.Fatalf("%s %.200s: %d %.500s", rt.method, path, resp.StatusCode, out)
+		}
+		if resp.Header.Get("wc-version") != daemon.APIVersion {
+			t.Fatalf("%s %.200s: no wc-version", rt.method, path)
+		}
+		if resp.StatusCode < 400 {
+			return
+		}
+		switch {
+		case strings.HasPrefix(rt.path, "/checkout/") && strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html"):
+		case strings.HasPrefix(rt.path, "/oauth/") && strings.Contains(string(out), `"error":"`):
+		case rt.path == "/oauth/authorize" && strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html"):
+		default:
+			var e struct {
+				Error *struct {
+					Code    string `json:"code"`
+					Message string `json:"message"`
+				} `json:"error"`
+			}
+			if json.Unmarshal(out, &e) != nil || e.Error == nil || e.Error.Code == "" || e.Error.Message == "" {
+				t.Fatalf("%s %.200s: %d without the error envelope: %.500s", rt.method, path, resp.StatusCode, out)
+			}
+		}
+	})
+}
+
+// escapeQuery turns arbitrary text into a query string with the same
+// parameters, whatever bytes they hold: names and values percent-encoded,
+// & and = kept as separators.
+func escapeQuery(s string) string {
+	pairs := strings.Split(s, "&")
+	for i, p := range pairs {
+		k, v, found := strings.Cut(p, "=")
+		pairs[i] = url.QueryEscape(k)
+		if found {
+			pairs[i] += "=" + url.QueryEscape(v)
+		}
+	}
+	return strings.Join(pairs, "&")
+}
