@@ -42,31 +42,49 @@ type Job struct {
 // endpoints and returns them, oldest due first, none when nothing is due.
 // inflight maps endpoint ids to attempts this worker pool already has in
 // flight; no endpoint gets more than perEndpoint at once, so one slow
-// endpoint cannot hold every worker. Claim runs in a transaction of its own.
+// endpoint cannot hold every worker.
+//
+// It takes two short statements: the due candidates are read from the due
+// index (walked in order, with a primary-key probe of the endpoint per row),
+// chosen here within each endpoint's room, and leased
+// by id, an UPDATE that re-checks each row is still due, so of two claimers
+// racing for a row one gets it.
 func Claim(ctx context.Context, db *store.DB, limit, perEndpoint int, inflight map[string]int, lease time.Duration) ([]Job, error) {
-	busyIDs, busyN := make([]string, 0, len(inflight)), make([]int64, 0, len(inflight))
+	var cands []struct {
+		MerchantID string `db:"merchant_id"`
+		ID         string `db:"id"`
+		EndpointID string `db:"endpoint_id"`
+	}
 	full := []string{} // never NULL: "x = ANY (NULL)" is not false
 	for ep, n := range inflight {
-		busyIDs, busyN = append(busyIDs, ep), append(busyN, int64(n))
 		if n >= perEndpoint {
 			full = append(full, ep)
 		}
 	}
-	var rows []claimRow
-	err := db.InTx(ctx, func(tx *store.Tx) error {
-		// The queue's tables grow in bursts faster than autovacuum's
-		// statistics follow; planned from stale statistics ("the tables are
-		// empty") this becomes a scan of every pending row. Walking the due
-		// index in order is always right for it, so the plan is pinned. The
-		// costs that pins it would make PostgreSQL JIT-compile the query
-		// (seconds), so JIT is off too.
-		if _, err := tx.ExecContext(ctx, `SELECT set_config('enable_seqscan', 'off', true), set_config('jit', 'off', true),
-			set_config('enable_hashjoin', 'off', true), set_config('enable_mergejoin', 'off', true)`); err != nil {
-			return err
+	err := db.SelectContext(ctx, &cands, `SELECT d.merchant_id, d.id, d.endpoint_id FROM webhook_deliveries d
+		WHERE d.status = 'pending' AND d.next_attempt_at <= now() AND NOT (d.endpoint_id = ANY ($2::text[]))
+			AND EXISTS (SELECT 1 FROM webhook_endpoints w WHERE w.merchant_id = d.merchant_id AND w.id = d.endpoint_id AND w.enabled)
+		ORDER BY d.next_attempt_at LIMIT $1`, 4*limit, pq.StringArray(full))
+	if err != nil || len(cands) == 0 {
+		return nil, store.Translate(err)
+	}
+	room := map[string]int{}
+	var merchants, ids []string
+	for _, c := range cands {
+		if len(ids) == limit {
+			break
 		}
-		return tx.SelectContext(ctx, &rows, claimSQL, limit, perEndpoint, pq.StringArray(busyIDs), pq.Int64Array(busyN),
-			pq.StringArray(full), lease.Microseconds(), 4*limit)
-	})
+		if _, ok := room[c.EndpointID]; !ok {
+			room[c.EndpointID] = perEndpoint - inflight[c.EndpointID]
+		}
+		if room[c.EndpointID] <= 0 {
+			continue
+		}
+		room[c.EndpointID]--
+		merchants, ids = append(merchants, c.MerchantID), append(ids, c.ID)
+	}
+	var rows []claimRow
+	err = db.SelectContext(ctx, &rows, claimSQL, pq.StringArray(merchants), pq.StringArray(ids), lease.Microseconds())
 	if err != nil {
 		return nil, store.Translate(err)
 	}
@@ -77,32 +95,15 @@ func Claim(ctx context.Context, db *store.DB, limit, perEndpoint int, inflight m
 	return jobs, nil
 }
 
-// claimSQL: candidates are read from the due index, skipping endpoints
-// already at their limit, and ranked per endpoint so one batch stays within
-// each endpoint's remaining room; the picked rows are locked SKIP LOCKED
-// and leased.
+// claimSQL leases the chosen deliveries that are still due (of enabled
+// endpoints) and returns them with their endpoint and event.
 const claimSQL = `
-WITH busy AS (
-	SELECT * FROM unnest($3::text[], $4::bigint[]) AS b(endpoint_id, n)
-), cand AS (
-	SELECT c.merchant_id, c.id, c.next_attempt_at,
-		row_number() OVER (PARTITION BY c.endpoint_id ORDER BY c.next_attempt_at) AS rn,
-		$2 - coalesce((SELECT n FROM busy WHERE busy.endpoint_id = c.endpoint_id), 0) AS room
-	FROM (SELECT merchant_id, id, endpoint_id, next_attempt_at FROM webhook_deliveries
-		WHERE status = 'pending' AND next_attempt_at <= now() AND NOT (endpoint_id = ANY ($5::text[]))
-		ORDER BY next_attempt_at LIMIT $7) c
-), picked AS (
-	SELECT d.merchant_id, d.id FROM webhook_deliveries d
-	JOIN cand ON cand.merchant_id = d.merchant_id AND cand.id = d.id
-	JOIN webhook_endpoints w ON w.merchant_id = d.merchant_id AND w.id = d.endpoint_id
-	WHERE cand.rn <= cand.room AND w.enabled AND d.status = 'pending' AND d.next_attempt_at <= now()
-	ORDER BY cand.next_attempt_at
-	LIMIT $1
-	FOR UPDATE OF d SKIP LOCKED
-), leased AS (
+WITH leased AS (
 	UPDATE webhook_deliveries d SET attempts = d.attempts + 1,
-		next_attempt_at = clock_timestamp() + $6 * interval '1 microsecond', updated_at = clock_timestamp()
-	FROM picked WHERE d.merchant_id = picked.merchant_id AND d.id = picked.id
+		next_attempt_at = clock_timestamp() + $3 * interval '1 microsecond', updated_at = clock_timestamp()
+	FROM unnest($1::text[], $2::text[]) AS c(merchant_id, id), webhook_endpoints w
+	WHERE d.merchant_id = c.merchant_id AND d.id = c.id AND d.status = 'pending' AND d.next_attempt_at <= now()
+		AND w.merchant_id = d.merchant_id AND w.id = d.endpoint_id AND w.enabled
 	RETURNING d.merchant_id, d.mode, d.id, d.event_id, d.endpoint_id, d.status, d.attempts, d.cycle_start,
 		d.next_attempt_at, d.last_attempt_at, d.last_status, d.last_error, d.created_at, d.updated_at
 )
