@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tollgatehq/tollgate/client"
 	"github.com/tollgatehq/tollgate/daemon"
 )
 
@@ -121,4 +122,32 @@ func loadWith(b *testing.B, method, url, key, body string, header http.Header) {
 	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "req/s")
 	b.ReportMetric(pct(0.50), "p50-ms")
 	b.ReportMetric(pct(0.99), "p99-ms")
+}
+
+// BenchmarkEntitlementCheck is the access check merchants call on their
+// request path, on a metered feature with a limit.
+func BenchmarkEntitlementCheck(b *testing.B) {
+	bb := setup(b, func(c *daemon.Config) { c.RateLimits = false })
+	c, key := bb.testClient()
+	cus := meteredGrant(b, c)
+	load(b, "GET", bb.url+"/v1/customers/"+cus+"/entitlements/api", key, "")
+}
+
+// meteredGrant makes a count meter "calls", a metered feature "api" on it
+// and a grant of it to customer u1, whose id it returns.
+func meteredGrant(b *testing.B, c *client.Client) string {
+	b.Helper()
+	ctx := context.Background()
+	m, err := c.CreateMeter(ctx, client.MeterParams{Key: "calls", DisplayName: "Calls", Aggregation: "count"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := c.CreateFeature(ctx, client.FeatureParams{Key: "api", Name: "API", Type: "metered", Meter: m.ID}); err != nil {
+		b.Fatal(err)
+	}
+	g, err := c.GrantEntitlement(ctx, client.EntitlementGrantParams{FeatureKey: "api", ExternalCustomerID: "u1", LimitValue: "1000000000"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return g.CustomerID
 }
