@@ -8,7 +8,9 @@ import (
 
 	"github.com/tollgatehq/tollgate/internal/credits"
 	"github.com/tollgatehq/tollgate/internal/customers"
+	"github.com/tollgatehq/tollgate/internal/store"
 	"github.com/tollgatehq/tollgate/internal/tenant"
+	"github.com/tollgatehq/tollgate/internal/testdb"
 )
 
 // Two daemons on one database run the background jobs between them: every
@@ -16,13 +18,20 @@ import (
 // the first run of every periodic job is claimed by one daemon only.
 func TestTwoDaemonsRunEachDueJobOnce(t *testing.T) {
 	t.Parallel()
-	b, url := setupListeningURL(t)
-	startDaemon(t, b.db, url)
+	url := testdb.New(t)
+	db, err := store.Open(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	b := &bundle{t: t, db: db}
 	m := b.merchant("acme")
 	s := tenant.Scope{MerchantID: m, Mode: tenant.Test}
 	ctx := context.Background()
-	// Granted in the past, already due: whichever run comes first has
-	// them all to do.
+	// Granted in the past, already due, before either daemon starts:
+	// whichever run comes first has them all to do. (Granted after a
+	// start, the first run could come before them and the next a minute
+	// later.)
 	now := time.Now().Add(-2 * time.Second)
 	expires := now.Add(time.Second)
 	const grants = 30
@@ -32,6 +41,8 @@ func TestTwoDaemonsRunEachDueJobOnce(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	startDaemon(t, db, url)
+	startDaemon(t, db, url)
 	count := func(q string) int {
 		var n int
 		if err := b.db.Get(&n, q); err != nil {
