@@ -21,7 +21,7 @@ func moneyOperations() map[string]apispec.Operation {
 	}
 	return map[string]apispec.Operation{
 		"POST /v1/plans": {ID: "createPlan", Tag: "Plans", Summary: "Create a plan",
-			Doc: "Creates a product and its price; send customers its checkout_url. The first successful charge fires subscription.active. Plans are create-only.",
+			Doc:  "Creates a product and its price; send customers its checkout_url. The first successful charge fires subscription.active. Plans are create-only.",
 			Body: reflect.TypeFor[wire.PlanRequest](), Responses: created[wire.Plan]("The plan."),
 			Errors: append(invalid, errs(apperr.AmountTooSmall, apperr.InvalidInterval)...)},
 		"GET /v1/invoices/{id}": {ID: "getInvoice", Tag: "Invoices", Summary: "Get an invoice", Params: path("invoice"),
