@@ -144,25 +144,25 @@ type Entitlement struct {
 
 // Payment is a confirmed payment (DESIGN.md "Money path").
 type Payment struct {
-	Object         string          `json:"object"` // "payment"; "upcoming_charge" for a preview
-	ID             string          `json:"id,omitempty"`
-	Amount         string          `json:"amount"`
-	Currency       string          `json:"currency"` // "usdc"
-	Status         string          `json:"status,omitempty"`
-	AmountRefunded string          `json:"amount_refunded"`
-	InvoiceID      *string         `json:"invoice_id"`
-	SubscriptionID *string         `json:"subscription_id"`
-	CustomerID     *string         `json:"customer_id"`
-	Payer          *string         `json:"payer"`
-	Payee          *string         `json:"payee"`
-	Network        string          `json:"network"`
-	TxHash         *string         `json:"tx_hash"`
-	ConfirmedAt    *string         `json:"confirmed_at"`
-	PeriodStart    *string         `json:"period_start,omitempty"`
-	PeriodEnd      *string         `json:"period_end,omitempty"`
-	Lines          []PaymentLine   `json:"lines,omitempty"`
-	CreatedAt      string          `json:"created_at,omitempty"`
-	Livemode       bool            `json:"livemode"`
+	Object         string        `json:"object"` // "payment"; "upcoming_charge" for a preview
+	ID             string        `json:"id,omitempty"`
+	Amount         string        `json:"amount"`
+	Currency       string        `json:"currency"` // "usdc"
+	Status         string        `json:"status,omitempty"`
+	AmountRefunded string        `json:"amount_refunded"`
+	InvoiceID      *string       `json:"invoice_id"`
+	SubscriptionID *string       `json:"subscription_id"`
+	CustomerID     *string       `json:"customer_id"`
+	Payer          *string       `json:"payer"`
+	Payee          *string       `json:"payee"`
+	Network        string        `json:"network"`
+	TxHash         *string       `json:"tx_hash"`
+	ConfirmedAt    *string       `json:"confirmed_at"`
+	PeriodStart    *string       `json:"period_start,omitempty"`
+	PeriodEnd      *string       `json:"period_end,omitempty"`
+	Lines          []PaymentLine `json:"lines,omitempty"`
+	CreatedAt      string        `json:"created_at,omitempty"`
+	Livemode       bool          `json:"livemode"`
 }
 
 // Refund is money returned to a payment's payer.
@@ -186,26 +186,26 @@ type TestClock struct {
 
 // Subscription is a customer's subscription to a plan.
 type Subscription struct {
-	Object             string          `json:"object"` // "subscription"
-	ID                 string          `json:"id"`
-	Status             string          `json:"status"`
-	PlanID             string          `json:"plan_id"`
-	ProductID          *string         `json:"product_id"`
-	CustomerID         *string         `json:"customer_id"`
-	Payer              *string         `json:"payer"`
-	UsageType          *string         `json:"usage_type"`
-	Amount             *string         `json:"amount"`
-	Interval           *string         `json:"interval"`
-	IntervalDays       *int            `json:"interval_days"`
-	Meter              *string         `json:"meter,omitempty"`
-	PricingModel       *PricingModel   `json:"pricing_model,omitempty"`
-	CurrentPeriodStart *string         `json:"current_period_start"`
-	CurrentPeriodEnd   *string         `json:"current_period_end"`
-	CancelAt           *string         `json:"cancel_at"`
-	EndedAt            *string         `json:"ended_at"`
-	LatestPaymentID    *string         `json:"latest_payment_id"`
-	CreatedAt          string          `json:"created_at"`
-	Livemode           bool            `json:"livemode"`
+	Object             string        `json:"object"` // "subscription"
+	ID                 string        `json:"id"`
+	Status             string        `json:"status"`
+	PlanID             string        `json:"plan_id"`
+	ProductID          *string       `json:"product_id"`
+	CustomerID         *string       `json:"customer_id"`
+	Payer              *string       `json:"payer"`
+	UsageType          *string       `json:"usage_type"`
+	Amount             *string       `json:"amount"`
+	Interval           *string       `json:"interval"`
+	IntervalDays       *int          `json:"interval_days"`
+	Meter              *string       `json:"meter,omitempty"`
+	PricingModel       *PricingModel `json:"pricing_model,omitempty"`
+	CurrentPeriodStart *string       `json:"current_period_start"`
+	CurrentPeriodEnd   *string       `json:"current_period_end"`
+	CancelAt           *string       `json:"cancel_at"`
+	EndedAt            *string       `json:"ended_at"`
+	LatestPaymentID    *string       `json:"latest_payment_id"`
+	CreatedAt          string        `json:"created_at"`
+	Livemode           bool          `json:"livemode"`
 }
 
 // Customer is a merchant's customer.
@@ -232,17 +232,17 @@ type PlanFeature struct {
 
 // Plan is a subscription plan (a price of a product).
 type Plan struct {
-	Object       string          `json:"object"` // "plan"
-	ID           string          `json:"id"`
-	Amount       string          `json:"amount"`
-	Interval     string          `json:"interval"`
-	IntervalDays *int            `json:"interval_days"`
-	UsageType    string          `json:"usage_type"`
-	Meter        *string         `json:"meter"`
-	PricingModel *PricingModel   `json:"pricing_model"`
-	Features     []PlanFeature   `json:"features"`
-	Product      Product         `json:"product"`
-	CheckoutURL  string          `json:"checkout_url"`
-	CreatedAt    string          `json:"created_at"`
-	Livemode     bool            `json:"livemode"`
+	Object       string        `json:"object"` // "plan"
+	ID           string        `json:"id"`
+	Amount       string        `json:"amount"`
+	Interval     string        `json:"interval"`
+	IntervalDays *int          `json:"interval_days"`
+	UsageType    string        `json:"usage_type"`
+	Meter        *string       `json:"meter"`
+	PricingModel *PricingModel `json:"pricing_model"`
+	Features     []PlanFeature `json:"features"`
+	Product      Product       `json:"product"`
+	CheckoutURL  string        `json:"checkout_url"`
+	CreatedAt    string        `json:"created_at"`
+	Livemode     bool          `json:"livemode"`
 }

@@ -128,15 +128,15 @@ type PlanFeatureEntry PlanFeatureRequest
 
 // PlanRequest is POST /v1/plans and the create_plan tool.
 type PlanRequest struct {
-	Name         string               `json:"name" doc:"The product's name, shown at checkout." schema:"minLength=2,maxLength=80"`
-	Amount       Amount               `json:"amount" doc:"USDC base units per period (6 decimals: 9000000 is 9.00 USDC), at least 1000000 (1.00 USDC), else amount_too_small; for a metered plan the per-period cap."`
-	Interval     string               `json:"interval" doc:"How long a period is: week (7 days), biweekly (14), month or year (calendar periods anchored on the start), custom (interval_days)." schema:"enum=week|biweekly|month|year|custom"`
-	IntervalDays *int                 `json:"interval_days,omitempty" doc:"Days per period, required with custom and refused with other intervals (invalid_interval)." schema:"minimum=1,maximum=365"`
-	Description  *string              `json:"description,omitempty" doc:"The product's description." schema:"maxLength=300"`
-	UsageType    *string              `json:"usage_type,omitempty" doc:"licensed (default): amount is charged each period; metered: each period's usage of meter is rated with pricing_model and charged up to amount." schema:"enum=licensed|metered"`
-	Meter        *string              `json:"meter,omitempty" doc:"Required for metered: the id (meter_…) of the meter whose usage is billed."`
-	PricingModel map[string]any       `json:"pricing_model,omitempty" doc:"Required for metered: {kind: per_unit, unitAmount, includedUnits} | {kind: package, unitAmount, packageSize} | {kind: tiered, mode: graduated|volume, tiers: [{upTo, unitAmount}], last upTo null} | {kind: flat, amount}; amounts in base units."`
-	Features     []PlanFeatureEntry   `json:"features,omitempty" doc:"Features subscribers are entitled to while the subscription is live: feature keys, or objects with a limit." schema:"maxItems=50"`
+	Name         string             `json:"name" doc:"The product's name, shown at checkout." schema:"minLength=2,maxLength=80"`
+	Amount       Amount             `json:"amount" doc:"USDC base units per period (6 decimals: 9000000 is 9.00 USDC), at least 1000000 (1.00 USDC), else amount_too_small; for a metered plan the per-period cap."`
+	Interval     string             `json:"interval" doc:"How long a period is: week (7 days), biweekly (14), month or year (calendar periods anchored on the start), custom (interval_days)." schema:"enum=week|biweekly|month|year|custom"`
+	IntervalDays *int               `json:"interval_days,omitempty" doc:"Days per period, required with custom and refused with other intervals (invalid_interval)." schema:"minimum=1,maximum=365"`
+	Description  *string            `json:"description,omitempty" doc:"The product's description." schema:"maxLength=300"`
+	UsageType    *string            `json:"usage_type,omitempty" doc:"licensed (default): amount is charged each period; metered: each period's usage of meter is rated with pricing_model and charged up to amount." schema:"enum=licensed|metered"`
+	Meter        *string            `json:"meter,omitempty" doc:"Required for metered: the id (meter_…) of the meter whose usage is billed."`
+	PricingModel map[string]any     `json:"pricing_model,omitempty" doc:"Required for metered: {kind: per_unit, unitAmount, includedUnits} | {kind: package, unitAmount, packageSize} | {kind: tiered, mode: graduated|volume, tiers: [{upTo, unitAmount}], last upTo null} | {kind: flat, amount}; amounts in base units."`
+	Features     []PlanFeatureEntry `json:"features,omitempty" doc:"Features subscribers are entitled to while the subscription is live: feature keys, or objects with a limit." schema:"maxItems=50"`
 }
 
 // CancelRequest is POST /v1/subscriptions/{id}/cancel.
