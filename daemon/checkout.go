@@ -48,6 +48,8 @@ type checkoutView struct {
 	Wallets                      []walletButton
 	PayURL, ExternalCustomerID   string
 	Error                        string
+	// Live is the wallet section of a live-mode page (checkout_live.go).
+	Live *liveView
 }
 
 // checkoutPage renders GET /checkout/{id}: an invoice (with its receipt
@@ -60,6 +62,9 @@ func (s *Server) checkoutPage(w http.ResponseWriter, r *http.Request) {
 // payment when there is one, in the status that error calls for.
 func (s *Server) renderCheckout(w http.ResponseWriter, r *http.Request, id string, payErr error) {
 	v, err := s.checkoutData(r, id)
+	if err == nil {
+		err = s.liveSection(r, id, &v)
+	}
 	if err != nil {
 		writeError(w, r, s.log, err)
 		return
@@ -78,7 +83,7 @@ func (s *Server) renderCheckout(w http.ResponseWriter, r *http.Request, id strin
 	}
 	h := w.Header()
 	h.Set("Content-Type", "text/html; charset=utf-8")
-	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'")
+	h.Set("Content-Security-Policy", checkoutCSP(v))
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "no-referrer")
 	h.Set("Cache-Control", "no-store")

@@ -64,6 +64,7 @@ type Rail struct {
 	watcher *watch.Watcher
 	chainID int64
 	network string
+	confs   uint64
 	log     *slog.Logger
 	clock   clock.Clock
 }
@@ -83,6 +84,9 @@ func New(ctx context.Context, db *store.DB, b chain.Backend, key *ecdsa.PrivateK
 	if cfg.Clock == nil {
 		cfg.Clock = clock.System{}
 	}
+	if cfg.Relayer.Confirmations == 0 {
+		cfg.Relayer.Confirmations = 1
+	}
 	rl, err := relayer.New(ctx, db, b, key, cfg.Relayer)
 	if err != nil {
 		return nil, err
@@ -99,7 +103,7 @@ func New(ctx context.Context, db *store.DB, b chain.Backend, key *ecdsa.PrivateK
 		return nil, err
 	}
 	r := &Rail{db: db, b: b, token: chain.NewToken(b, cfg.Token), relayer: rl, watcher: w,
-		chainID: rl.ChainID().Int64(), log: log.With("component", "chainrail"), clock: cfg.Clock}
+		chainID: rl.ChainID().Int64(), confs: cfg.Relayer.Confirmations, log: log.With("component", "chainrail"), clock: cfg.Clock}
 	r.network = NetworkName(rl.ChainID().Uint64())
 	if cfg.PlanManager != (common.Address{}) {
 		r.plans = chain.NewPlanManager(b, cfg.PlanManager)
@@ -131,6 +135,12 @@ func NetworkName(chainID uint64) string {
 
 // Network implements rail.Rail.
 func (r *Rail) Network() string { return r.network }
+
+// Confirmations is how deep a transaction must be before it counts.
+func (r *Rail) Confirmations() uint64 { return r.confs }
+
+// ChainID is the chain the rail settles on.
+func (r *Rail) ChainID() uint64 { return uint64(r.chainID) }
 
 // Token is the USDC contract the rail pays with.
 func (r *Rail) Token() *chain.Token { return r.token }
@@ -416,4 +426,26 @@ func marshal(v any) []byte {
 		panic(err) // plain structs of strings and big integers always marshal
 	}
 	return b
+}
+
+// Lookup returns the operation stored under key in s, as it stands (a
+// pending one is not advanced); ok=false when there is none.
+func (r *Rail) Lookup(ctx context.Context, s tenant.Scope, key string) (st rail.Settlement, ok bool, err error) {
+	w, err := r.get(ctx, r.db, s, key)
+	if err != nil || w == nil {
+		return rail.Settlement{}, false, err
+	}
+	return r.settlement(*w), true, nil
+}
+
+// LatestPayment returns the newest live payment of the invoice in s, in
+// whatever state; ok=false when none was ever submitted.
+func (r *Rail) LatestPayment(ctx context.Context, s tenant.Scope, invoiceID string) (st rail.Settlement, ok bool, err error) {
+	var ws []row
+	err = r.db.SelectContext(ctx, &ws, `SELECT `+rowColumns+` FROM chain_settlements WHERE merchant_id = $1 AND mode = $2
+		AND kind = 'pay' AND nonce = $3 ORDER BY requested_at DESC LIMIT 1`, s.MerchantID, s.Mode, invoiceID)
+	if err != nil || len(ws) == 0 {
+		return rail.Settlement{}, false, store.Translate(err)
+	}
+	return r.settlement(ws[0]), true, nil
 }

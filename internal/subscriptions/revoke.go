@@ -44,3 +44,16 @@ func RevokeByAuthorizationTx(ctx context.Context, tx *store.Tx, s tenant.Scope, 
 	}
 	return saved, nil
 }
+
+// ByAuthorization returns the scope's newest subscription drawing on the
+// rail authorization with key authorizationKey (the live checkout's receipt
+// finds the subscription its activation created); ok=false when none does.
+func ByAuthorization(ctx context.Context, q store.Querier, s tenant.Scope, authorizationKey string) (Subscription, bool, error) {
+	var xs []Subscription
+	err := q.SelectContext(ctx, &xs, `SELECT `+columns+` FROM subscriptions WHERE merchant_id = $1 AND mode = $2 AND authorization_key = $3
+		ORDER BY created_at DESC LIMIT 1`, s.MerchantID, s.Mode, authorizationKey)
+	if err != nil || len(xs) == 0 {
+		return Subscription{}, false, store.Translate(err)
+	}
+	return xs[0], true, nil
+}
