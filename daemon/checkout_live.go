@@ -62,9 +62,9 @@ func withLiveSection(t *template.Template) *template.Template {
 // liveView is what the live section shows.
 type liveView struct {
 	Kind, AuthorizationURL, Network, TxHash, Failure, ExternalCustomerID, Cap string
-	ChainID, Confirmations                                                   uint64
-	Pending                                                                  bool
-	Script                                                                   template.JS
+	ChainID, Confirmations                                                    uint64
+	Pending                                                                   bool
+	Script                                                                    template.JS
 }
 
 // liveSection fills the live section of a live-mode page when a chain is
