@@ -13,6 +13,7 @@ import (
 	"github.com/tollgatehq/tollgate/internal/chain"
 	"github.com/tollgatehq/tollgate/internal/chain/relayer"
 	"github.com/tollgatehq/tollgate/internal/chainrail"
+	"github.com/tollgatehq/tollgate/internal/clock"
 	"github.com/tollgatehq/tollgate/internal/jobs"
 	"github.com/tollgatehq/tollgate/internal/store"
 )
@@ -23,10 +24,30 @@ const jobChainSettlement = "chain-settlement"
 
 // startChain builds the on-chain rail of cfg.Chain and sets it as the live
 // rail. It returns the client it dialed (nil when the config brought its
-// own backend), for Shutdown to close. A node that does not answer, or a
-// USDC address that is not a token, is one clear error.
+// own backend), for Shutdown to close.
 func startChain(cfg *Config, db *store.DB, log *slog.Logger) (*ethclient.Client, error) {
-	c := cfg.Chain
+	r, client, err := NewLiveRail(cfg.Chain, db, cfg.Clock, log)
+	if err != nil {
+		return nil, err
+	}
+	log.Info("on-chain settlement configured", "network", r.Network(), "chain_id", r.ChainID(), "usdc", r.Token().Address.Hex(),
+		"plan_manager", cfg.Chain.PlanManager, "relayer", r.Relayer().Address().Hex(), "confirmations", r.Confirmations())
+	cfg.LiveRail = r
+	return client, nil
+}
+
+// NewLiveRail builds the on-chain rail of a validated chain configuration
+// over db (admin commands use it too), and returns the client it dialed
+// (nil when c brought its own backend) for the caller to close. A node that
+// does not answer, or a USDC address that is not a token, is one clear
+// error.
+func NewLiveRail(c ChainConfig, db *store.DB, clk clock.Clock, log *slog.Logger) (*chainrail.Rail, *ethclient.Client, error) {
+	if !c.Enabled() {
+		return nil, nil, fmt.Errorf("no chain configured: pass --chain-rpc-url, --usdc-address and --relayer-key-file (or TOLLGATE_CHAIN_RPC_URL, …)")
+	}
+	if err := c.validate(); err != nil {
+		return nil, nil, err
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	b := c.Backend
@@ -34,33 +55,30 @@ func startChain(cfg *Config, db *store.DB, log *slog.Logger) (*ethclient.Client,
 	if b == nil {
 		var err error
 		if client, err = chainrail.Dial(ctx, c.RPCURL); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		b = client
 	}
 	id, err := b.ChainID(ctx)
 	if err != nil {
 		closeClient(client)
-		return nil, fmt.Errorf("--chain-rpc-url: the node did not answer eth_chainId: %v", err)
+		return nil, nil, fmt.Errorf("--chain-rpc-url: the node did not answer eth_chainId: %v", err)
 	}
 	confs := c.Confirmations
 	if confs == 0 {
 		confs = chain.DefaultConfirmations(id.Uint64())
 	}
 	r, err := chainrail.New(ctx, db, b, c.RelayerKey, chainrail.Config{Token: c.token, PlanManager: c.planManager,
-		Relayer: relayer.Config{Confirmations: confs}, Log: log, Clock: cfg.Clock})
+		Relayer: relayer.Config{Confirmations: confs}, Log: log, Clock: clk})
 	if err != nil {
 		closeClient(client)
-		return nil, err
+		return nil, nil, err
 	}
 	if _, err := r.Token().Domain(ctx); err != nil {
 		closeClient(client)
-		return nil, fmt.Errorf("--usdc-address %s is not a USDC (FiatTokenV2) contract on chain %s: %v", c.token.Hex(), id, err)
+		return nil, nil, fmt.Errorf("--usdc-address %s is not a USDC (FiatTokenV2) contract on chain %s: %v", c.token.Hex(), id, err)
 	}
-	log.Info("on-chain settlement configured", "network", r.Network(), "chain_id", id, "usdc", c.token.Hex(),
-		"plan_manager", c.PlanManager, "relayer", r.Relayer().Address().Hex(), "confirmations", confs)
-	cfg.LiveRail = r
-	return client, nil
+	return r, client, nil
 }
 
 func closeClient(c *ethclient.Client) {
