@@ -7,6 +7,7 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 
+	"github.com/tollgatehq/tollgate/internal/apperr"
 	"github.com/tollgatehq/tollgate/internal/chain"
 	"github.com/tollgatehq/tollgate/internal/chainrail"
 )
@@ -58,12 +59,12 @@ func (c *ChainConfig) validate() error {
 	}
 	a, err := chain.ParseAddress(c.USDCAddress)
 	if err != nil {
-		return fmt.Errorf("--usdc-address %v", err)
+		return fmt.Errorf("--usdc-address %s", message(err))
 	}
 	c.token = a
 	if c.PlanManager != "" {
 		if c.planManager, err = chain.ParseAddress(c.PlanManager); err != nil {
-			return fmt.Errorf("--plan-manager-address %v", err)
+			return fmt.Errorf("--plan-manager-address %s", message(err))
 		}
 	}
 	if c.RelayerKey == nil {
@@ -84,4 +85,12 @@ func (c *ChainConfig) validate() error {
 		c.Interval = 2 * time.Second
 	}
 	return nil
+}
+
+// message is an error's text without its code.
+func message(err error) string {
+	if e, ok := apperr.As(err); ok {
+		return e.Message
+	}
+	return err.Error()
 }
