@@ -183,7 +183,8 @@ func (h liveHTTP) events(typ string) int {
 // the PlanManager deployed by admin chain deploy-plan-manager, the wallet
 // set with verification on the chain, `tollgate serve --chain-rpc-url`
 // settling a gasless invoice after its confirmations (once), a replay and
-// an unfunded payer refused, admin chain status and /metrics reporting the
+// an unfunded payer refused, admin refund from the merchant's wallet (typed
+// data printed and signed elsewhere; a hot key), admin chain status and /metrics reporting the
 // relayer, and anvil_reorg replacing the block of a submitted payment with
 // the payer's cancellation: that invoice is never paid.
 func TestAnvilLiveMode(t *testing.T) {
@@ -276,6 +277,40 @@ func TestAnvilLiveMode(t *testing.T) {
 		t.Fatalf("unfunded payer: %d %v", code, res)
 	}
 
+	// Refunds from the merchant's wallet: the typed data printed, signed
+	// elsewhere and passed back; then a hot refund key.
+	_, paidInv := h.do("GET", "/v1/invoices/"+invID, k.Key, "")
+	payID, _ := paidInv["payment_id"].(string)
+	chainArgs := []string{"--database-url", db, "--chain-rpc-url", node.url, "--usdc-address", usdc.Hex(), "--plan-manager-address", pm.Address,
+		"--relayer-key-file", relayerFile}
+	before, _ := token.BalanceOf(ctx, crypto.PubkeyToAddress(payer.PublicKey))
+	code, out, errOut = run(append([]string{"admin", "refund", payID, "--amount", "2000000"}, chainArgs...)...)
+	var td apitypes.TypedData
+	if err := json.Unmarshal([]byte(out), &td); code != 0 || err != nil || td.PrimaryType != "TransferWithAuthorization" {
+		t.Fatalf("refund typed data: %d %q %s", code, out, errOut)
+	}
+	rsig, err := chain.SignTypedData(merchant, td)
+	if err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut = run(append([]string{"admin", "refund", payID, "--amount", "2000000", "--signature", hexutil.Encode(rsig),
+		"--valid-before", fmt.Sprint(td.Message["validBefore"]), "--json"}, chainArgs...)...)
+	if code != 0 || !strings.Contains(out, `"status": "pending"`) {
+		t.Fatalf("refund with --signature: %d %q %s", code, out, errOut)
+	}
+	code, out, errOut = run(append([]string{"admin", "refund", payID, "--amount", "3000000", "--key-file",
+		writeKey(t, dir, hexutil.Encode(crypto.FromECDSA(merchant))[2:]), "--json"}, chainArgs...)...)
+	if code != 0 || !strings.Contains(out, `"status": "pending"`) {
+		t.Fatalf("refund with --key-file: %d %q %s", code, out, errOut)
+	}
+	waitUntil(t, "refund.succeeded twice", 60*time.Second, func() bool {
+		node.mine()
+		return h.events("refund.succeeded") == 2
+	})
+	if after, _ := token.BalanceOf(ctx, crypto.PubkeyToAddress(payer.PublicKey)); after.Int64()-before.Int64() != 5_000_000 {
+		t.Fatalf("the payer got %d back", after.Int64()-before.Int64())
+	}
+
 	// The operator's view.
 	code, out, errOut = run("admin", "chain", "status", "--json", "--database-url", db, "--chain-rpc-url", node.url,
 		"--usdc-address", usdc.Hex(), "--plan-manager-address", pm.Address, "--relayer-key-file", relayerFile)
@@ -327,8 +362,8 @@ func TestAnvilLiveMode(t *testing.T) {
 	if _, got := h.do("GET", "/v1/invoices/"+inv3ID, k.Key, ""); got["status"] != "open" || h.events("invoice.paid") != 1 {
 		t.Fatalf("after the reorg: invoice %v, %d invoice.paid", got["status"], h.events("invoice.paid"))
 	}
-	if got, _ := token.BalanceOf(ctx, common.HexToAddress(maddr)); got.Int64() != 12_000_000 {
-		t.Fatalf("merchant has %v after the reorg", got)
+	if got, _ := token.BalanceOf(ctx, common.HexToAddress(maddr)); got.Int64() != 12_000_000-5_000_000 {
+		t.Fatalf("merchant has %v after the reorg (12 USDC paid, 5 refunded)", got)
 	}
 }
 
