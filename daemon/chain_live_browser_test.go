@@ -90,8 +90,17 @@ func TestLiveCheckoutInChromium(t *testing.T) {
 		}),
 		chromedp.Navigate(inv.CheckoutURL),
 		chromedp.WaitVisible(chromedp.CSS("#live-pay")),
-		chromedp.Click(chromedp.CSS("#live-pay")),
 	); err != nil {
+		t.Fatal(err)
+	}
+	before, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dir := os.Getenv("TOLLGATE_SCREENSHOT_DIR"); dir != "" {
+		_ = os.WriteFile(filepath.Join(dir, "checkout-live-wallet.png"), before, 0o644)
+	}
+	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#live-pay"))); err != nil {
 		t.Fatal(err)
 	}
 	select {
@@ -125,6 +134,6 @@ func TestLiveCheckoutInChromium(t *testing.T) {
 		t.Fatal(err)
 	}
 	if dir := os.Getenv("TOLLGATE_SCREENSHOT_DIR"); dir != "" {
-		_ = os.WriteFile(filepath.Join(dir, "checkout-live.png"), shot, 0o644)
+		_ = os.WriteFile(filepath.Join(dir, "checkout-live-receipt.png"), shot, 0o644)
 	}
 }
