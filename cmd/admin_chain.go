@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tollgatehq/tollgate/daemon"
+	"github.com/tollgatehq/tollgate/internal/apperr"
 	"github.com/tollgatehq/tollgate/internal/chain"
 	"github.com/tollgatehq/tollgate/internal/chainrail"
 )
@@ -108,7 +109,7 @@ default, or --deployer-key-file. Pass the address it prints to serve as
 			}
 			if operator != "" {
 				if op, err = chain.ParseAddress(operator); err != nil {
-					return usageError("--operator %v", err)
+					return usageError("--operator %s", err.(*apperr.Error).Message)
 				}
 			}
 			client, err := chainrail.Dial(cmd.Context(), c.RPCURL)
