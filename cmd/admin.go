@@ -34,6 +34,7 @@ func newAdminCmd(f *Factory) *cobra.Command {
 	cmd.AddCommand(newAdminOAuthCmd(f, dbFlags))
 	cmd.AddCommand(newAdminWalletCmd(f, dbFlags))
 	cmd.AddCommand(dbFlags(newAdminRefundCmd(f)))
+	cmd.AddCommand(newAdminChainCmd(f, dbFlags))
 	return cmd
 }
 

@@ -3,10 +3,17 @@ package cmd
 import (
 	"context"
 	"fmt"
+	"log/slog"
+	"math/big"
 	"time"
 
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/spf13/cobra"
 
+	"github.com/tollgatehq/tollgate/daemon"
+	"github.com/tollgatehq/tollgate/internal/chain"
+	"github.com/tollgatehq/tollgate/internal/chainrail"
 	"github.com/tollgatehq/tollgate/internal/money"
 	"github.com/tollgatehq/tollgate/internal/payments"
 	"github.com/tollgatehq/tollgate/internal/rail"
@@ -14,54 +21,150 @@ import (
 	"github.com/tollgatehq/tollgate/internal/testclock"
 )
 
+// refundOptions are admin refund's flags.
+type refundOptions struct {
+	amount, reason, signature, keyFile string
+	validBefore                        uint64
+}
+
 // newAdminRefundCmd is `tollgate admin refund PAYMENT_ID`: a dashboard
 // operation (no API, no tool), refunding part or all of a payment.
 func newAdminRefundCmd(f *Factory) *cobra.Command {
-	var amount, reason string
+	var o refundOptions
 	cmd := &cobra.Command{
 		Use:   "refund PAYMENT_ID",
 		Short: "Refund part or all of a payment (never more than what is left of it)",
 		Long: `Refund a payment through the settlement rail. Without --amount, everything
 left of the payment is refunded. refund.succeeded is emitted when the rail
-confirms the refund. Test-mode payments are refunded on the simulated rail.`,
+confirms the refund. Test-mode payments are refunded on the simulated rail.
+
+A live payment is refunded on chain from the merchant's wallet, which must
+authorize it (EIP-3009): without --signature or --key-file the command prints
+the typed data to sign (eth_signTypedData_v4) and the exact command to run
+with the signature; --key-file signs with a hot refund key instead. The
+relayer pays the gas; refund.succeeded fires once the transfer is confirmed.`,
 		Example: `  tollgate admin refund pay_… --amount 2.50usdc --reason "partial service"
-  tollgate admin refund pay_… --json`,
+  tollgate admin refund pay_… --json
+  tollgate admin refund pay_… --chain-rpc-url … > typed-data.json   (live: sign it, then)
+  tollgate admin refund pay_… --chain-rpc-url … --signature 0x… --valid-before 1767225600`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			in := payments.RefundInput{PaymentID: args[0]}
-			if amount != "" {
-				a, err := money.ParseCLI(amount)
+			if o.amount != "" {
+				a, err := money.ParseCLI(o.amount)
 				if err != nil {
 					return usageError("--amount: %v", err)
 				}
 				in.Amount = &a
 			}
-			if reason != "" {
-				in.Reason = &reason
+			if o.reason != "" {
+				in.Reason = &o.reason
 			}
-			return f.withDB(cmd.Context(), func(d *database) error {
-				testRail := rail.NewTest(d.DB)
-				railFor := func(m tenant.Mode) (rail.Rail, bool) { return testRail, m == tenant.Test }
-				clockOf := func(s tenant.Scope) time.Time {
-					ahead, _ := testclock.Ahead(context.Background(), d.DB, s.MerchantID)
-					if s.Mode != tenant.Test {
-						ahead = 0
-					}
-					return time.Now().Add(ahead)
-				}
-				r, err := payments.IssueRefund(cmd.Context(), d.DB, railFor, in, clockOf)
-				if err != nil {
-					return err
-				}
-				if f.JSON() {
-					return writeJSONTo(f.IO.Out, r.Wire())
-				}
-				fmt.Fprintf(f.IO.Out, "Refunded %s USDC of %s: %s (%s)\n", r.Amount.USDC(), r.PaymentID, r.ID, r.Status)
-				return nil
-			})
+			return f.withDB(cmd.Context(), func(d *database) error { return f.refund(cmd.Context(), d, in, o) })
 		},
 	}
-	cmd.Flags().StringVar(&amount, "amount", "", "amount to refund: base units or USDC with a suffix (9usdc); default everything left")
-	cmd.Flags().StringVar(&reason, "reason", "", "why, for the record")
+	fl := cmd.Flags()
+	fl.StringVar(&o.amount, "amount", "", "amount to refund: base units or USDC with a suffix (9usdc); default everything left")
+	fl.StringVar(&o.reason, "reason", "", "why, for the record")
+	fl.StringVar(&o.signature, "signature", "", "live: the merchant wallet's signature of the printed typed data (0x…)")
+	fl.Uint64Var(&o.validBefore, "valid-before", 0, "live: the validBefore of the typed data that was signed (printed with it)")
+	fl.StringVar(&o.keyFile, "key-file", "", "live: the merchant wallet's hex private key file, to sign the refund here")
+	chainFlags(cmd)
 	return cmd
+}
+
+func (f *Factory) refund(ctx context.Context, d *database, in payments.RefundInput, o refundOptions) error {
+	pr, err := payments.PrepareRefund(ctx, d.DB, in)
+	if err != nil {
+		return err
+	}
+	testRail := rail.NewTest(d.DB)
+	railFor := func(m tenant.Mode) (rail.Rail, bool) { return testRail, m == tenant.Test }
+	clockOf := func(s tenant.Scope) time.Time {
+		ahead, _ := testclock.Ahead(context.Background(), d.DB, s.MerchantID)
+		if s.Mode != tenant.Test {
+			ahead = 0
+		}
+		return time.Now().Add(ahead)
+	}
+	if pr.Payment.Mode == tenant.Live {
+		r, client, err := daemon.NewLiveRail(f.chainConfig(), d.DB, nil, f.newLogger(slog.LevelWarn))
+		if err != nil {
+			return usageError("refunding a live payment needs the chain: %v", err)
+		}
+		if client != nil {
+			defer client.Close()
+		}
+		payload, done, err := f.refundAuthorization(ctx, r, pr, o)
+		if err != nil || done {
+			return err
+		}
+		in.Payload = payload
+		railFor = func(m tenant.Mode) (rail.Rail, bool) { return r, m == tenant.Live }
+	}
+	r, err := payments.IssueRefund(ctx, d.DB, railFor, in, clockOf)
+	if err != nil {
+		return err
+	}
+	if f.JSON() {
+		return writeJSONTo(f.IO.Out, r.Wire())
+	}
+	if r.Status == payments.RefundPending {
+		fmt.Fprintf(f.IO.Out, "Refund %s of %s USDC from %s submitted; refund.succeeded fires once it is confirmed on chain\n", r.ID, r.Amount.USDC(), r.PaymentID)
+		return nil
+	}
+	fmt.Fprintf(f.IO.Out, "Refunded %s USDC of %s: %s (%s)\n", r.Amount.USDC(), r.PaymentID, r.ID, r.Status)
+	return nil
+}
+
+// refundAuthorization builds the merchant wallet's authorization of a live
+// refund: signed with --key-file, or carrying --signature; without either
+// it prints the typed data to sign and done is true.
+func (f *Factory) refundAuthorization(ctx context.Context, r *chainrail.Rail, pr payments.PreparedRefund, o refundOptions) (*chainrail.Transfer, bool, error) {
+	p := pr.Payment
+	if p.Payee == nil || p.Payer == nil {
+		return nil, false, fmt.Errorf("payment %s has no payer or payee on record", p.ID)
+	}
+	merchant, payer := common.HexToAddress(*p.Payee), common.HexToAddress(*p.Payer)
+	a, _, err := r.Token().RefundAuthorization(ctx, merchant, payer, big.NewInt(int64(pr.Amount)), pr.Key, 0)
+	if err != nil {
+		return nil, false, err
+	}
+	if o.validBefore != 0 {
+		a.ValidBefore = new(big.Int).SetUint64(o.validBefore)
+	}
+	dom, err := r.Token().Domain(ctx)
+	if err != nil {
+		return nil, false, err
+	}
+	td := chain.TransferTypedData(dom, a)
+	switch {
+	case o.keyFile != "":
+		key, err := chainrail.LoadKey(o.keyFile)
+		if err != nil {
+			return nil, false, usageError("--key-file: %v", err)
+		}
+		if got := crypto.PubkeyToAddress(key.PublicKey); got != merchant {
+			return nil, false, usageError("--key-file holds %s's key, not the payment's settlement wallet %s", got.Hex(), merchant.Hex())
+		}
+		if a.Signature, err = chain.SignTypedData(key, td); err != nil {
+			return nil, false, err
+		}
+	case o.signature != "":
+		if o.validBefore == 0 {
+			return nil, false, usageError("--signature needs --valid-before: the validBefore of the typed data that was signed")
+		}
+		if a.Signature, err = chain.ParseSignature(o.signature); err != nil {
+			return nil, false, usageError("--signature: %v", err)
+		}
+	default:
+		if err := writeJSONTo(f.IO.Out, td); err != nil {
+			return nil, false, err
+		}
+		fmt.Fprintf(f.IO.Err, "\nSign the typed data above with the settlement wallet %s (eth_signTypedData_v4), then run:\n\n"+
+			"    tollgate admin refund %s --amount %s --signature 0x… --valid-before %s\n\n(with the same --chain-rpc-url, …)\n",
+			merchant.Hex(), p.ID, pr.Amount, a.ValidBefore)
+		return nil, true, nil
+	}
+	return &chainrail.Transfer{Authorization: a}, false, nil
 }

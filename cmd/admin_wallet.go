@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/tollgatehq/tollgate/internal/chainrail"
 	"github.com/tollgatehq/tollgate/internal/tenant"
 	"github.com/tollgatehq/tollgate/internal/wallet"
 )
@@ -97,7 +98,18 @@ func newAdminWalletSet(f *Factory) *cobra.Command {
 				return usageError("--address and --signature are required")
 			}
 			return f.withDB(cmd.Context(), func(d *database) error {
-				w, err := wallet.Set(cmd.Context(), d.DB, s, address, signature, time.Now())
+				var v wallet.Verifier = wallet.ECDSA{}
+				if url := f.v.GetString("chain_rpc_url"); url != "" {
+					// A smart-contract wallet signs by its code: ask it
+					// (ERC-1271) on the chain live mode settles on.
+					client, err := chainrail.Dial(cmd.Context(), url)
+					if err != nil {
+						return err
+					}
+					defer client.Close()
+					v = chainrail.Verifier{B: client}
+				}
+				w, err := wallet.SetWith(cmd.Context(), d.DB, v, s, address, signature, time.Now())
 				if err != nil {
 					return err
 				}
@@ -114,7 +126,8 @@ func newAdminWalletSet(f *Factory) *cobra.Command {
 	}
 	walletScopeFlags(cmd)
 	cmd.Flags().String("address", "", "the new settlement wallet (0x…)")
-	cmd.Flags().String("signature", "", "the wallet's signature of the challenge message (0x…, 65 bytes)")
+	cmd.Flags().String("signature", "", "the wallet's signature of the challenge message (0x…: 65 bytes, or a contract wallet's)")
+	cmd.Flags().String("chain-rpc-url", "", "verify on this chain, so smart-contract wallets (ERC-1271) can sign too")
 	return cmd
 }
 

@@ -29,7 +29,11 @@ func newServeCmd(f *Factory) *cobra.Command {
 With no --database-url, tollgate runs its embedded default: a private
 PostgreSQL cluster under --data-dir, started and stopped with the daemon. On
 its first start it creates a merchant "default" and a test API key, prints the
-key once and saves it with the API URL to the CLI config file.`,
+key once and saves it with the API URL to the CLI config file.
+
+Live mode settles on an EVM chain with --chain-rpc-url, --usdc-address,
+--plan-manager-address and --relayer-key-file: payers sign, the relayer pays
+the gas, and a payment counts after --confirmations blocks.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runServe(cmd.Context(), f) },
 	}
@@ -46,6 +50,7 @@ key once and saves it with the API URL to the CLI config file.`,
 	fl.Duration("usage-grace", time.Hour, "how long after a metered period ends its usage is rated (late events within it still count)")
 	fl.Duration("event-retention", events.DefaultRetention, "how long events, their deliveries and attempts are kept (at least 30 days is the promise)")
 	dbFlags(cmd)
+	chainFlags(cmd)
 	return cmd
 }
 
@@ -77,6 +82,7 @@ func (f *Factory) serveConfig() (daemon.Config, error) {
 	if cfg.UsageGrace = f.v.GetDuration("usage_grace"); cfg.UsageGrace <= 0 {
 		return cfg, usageError("--usage-grace must be positive")
 	}
+	cfg.Chain = f.chainConfig()
 	for class, n := range f.v.GetStringMap("rate_limit_per_minute") {
 		c := ratelimit.Class(class)
 		if _, known := cfg.Limits[c]; !known {
@@ -142,7 +148,7 @@ func runServe(ctx context.Context, f *Factory) error {
 			return err
 		}
 	}
-	if cfg.LiveRail == nil {
+	if !cfg.Chain.Enabled() {
 		if n, err := auth.CountLiveKeys(ctx, db.DB); err == nil && n > 0 {
 			log.Warn("live API keys exist but no on-chain settlement is configured: live checkouts cannot be paid", "live_keys", n)
 		}

@@ -48,6 +48,8 @@ type checkoutView struct {
 	Wallets                      []walletButton
 	PayURL, ExternalCustomerID   string
 	Error                        string
+	// Live is the wallet section of a live-mode page (checkout_live.go).
+	Live *liveView
 }
 
 // checkoutPage renders GET /checkout/{id}: an invoice (with its receipt
@@ -60,6 +62,9 @@ func (s *Server) checkoutPage(w http.ResponseWriter, r *http.Request) {
 // payment when there is one, in the status that error calls for.
 func (s *Server) renderCheckout(w http.ResponseWriter, r *http.Request, id string, payErr error) {
 	v, err := s.checkoutData(r, id)
+	if err == nil {
+		err = s.liveSection(r, id, &v)
+	}
 	if err != nil {
 		writeError(w, r, s.log, err)
 		return
@@ -76,21 +81,21 @@ func (s *Server) renderCheckout(w http.ResponseWriter, r *http.Request, id strin
 		}
 		v.Error, status = e.Message, statusOf(e)
 	}
-	checkoutHeaders(w)
+	checkoutHeaders(w, checkoutCSP(v))
 	w.WriteHeader(status)
 	_ = s.checkoutTmpl.Execute(w, v)
 }
 
-// checkoutCSP allows the page's own inline styles, images and form posts
+// staticCSP allows the page's own inline styles, images and form posts
 // and nothing else: no scripts, no framing (clickjacking a pay button).
-const checkoutCSP = "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; form-action 'self'; " +
+const staticCSP = "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; form-action 'self'; " +
 	"base-uri 'none'; frame-ancestors 'none'"
 
 // checkoutHeaders sets the headers of every checkout page.
-func checkoutHeaders(w http.ResponseWriter) {
+func checkoutHeaders(w http.ResponseWriter, csp string) {
 	h := w.Header()
 	h.Set("Content-Type", "text/html; charset=utf-8")
-	h.Set("Content-Security-Policy", checkoutCSP)
+	h.Set("Content-Security-Policy", csp)
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("X-Frame-Options", "DENY")
 	// The page's URL names the invoice; links out must not carry it.
@@ -100,7 +105,7 @@ func checkoutHeaders(w http.ResponseWriter) {
 
 // checkoutNotFound is the checkout page for an id that names nothing.
 func (s *Server) checkoutNotFound(w http.ResponseWriter, _ *http.Request) {
-	checkoutHeaders(w)
+	checkoutHeaders(w, staticCSP)
 	w.WriteHeader(http.StatusNotFound)
 	_ = s.checkoutTmpl.Execute(w, checkoutView{Title: "Not found"})
 }

@@ -50,8 +50,11 @@ type Config struct {
 	DunningSchedule []time.Duration
 	UsageGrace      time.Duration
 	// LiveRail settles live-mode payments; nil until the on-chain rail is
-	// configured (live checkout then says payment is not available).
+	// configured (live checkout then says payment is not available). Start
+	// sets it from Chain.
 	LiveRail rail.Rail
+	// Chain configures the on-chain rail of live mode.
+	Chain ChainConfig
 	// ShutdownTimeout bounds how long in-flight requests may take to finish.
 	ShutdownTimeout time.Duration
 	// Version is reported in logs and the User-Agent of deliveries.
@@ -151,5 +154,5 @@ func (c *Config) Validate() error {
 	if c.Clock == nil {
 		c.Clock = d.Clock
 	}
-	return nil
+	return c.Chain.validate()
 }

@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/ethereum/go-ethereum/ethclient"
+
 	"github.com/tollgatehq/tollgate/internal/jobs"
 	"github.com/tollgatehq/tollgate/internal/store"
 )
@@ -22,7 +24,9 @@ type Daemon struct {
 	URL  string
 	Addr net.Addr
 
-	srv        *http.Server
+	srv *http.Server
+	// ethClient is the node connection Start dialed, closed at shutdown.
+	ethClient  *ethclient.Client
 	runner     *jobs.Runner
 	deliveries *deliverer
 	stopRecord chan struct{}
@@ -47,6 +51,13 @@ func Start(cfg Config, db *store.DB, log *slog.Logger) (*Daemon, error) {
 		}
 		return nil, fmt.Errorf("cannot listen on %s: %v", cfg.Listen, err)
 	}
+	var ethClient *ethclient.Client
+	if cfg.Chain.Enabled() && cfg.LiveRail == nil {
+		if ethClient, err = startChain(&cfg, db, log); err != nil {
+			ln.Close()
+			return nil, err
+		}
+	}
 	addr := ln.Addr().(*net.TCPAddr)
 	host := addr.IP.String()
 	if addr.IP.IsUnspecified() {
@@ -61,17 +72,23 @@ func Start(cfg Config, db *store.DB, log *slog.Logger) (*Daemon, error) {
 	deliveries, err := newDeliverer(cfg, db, log, newDeliveryMetrics(s.metrics.registry, db))
 	if err != nil {
 		ln.Close()
+		closeClient(ethClient)
 		return nil, err
 	}
 	runner := jobs.New(db, cfg.Clock, log)
-	for _, j := range append(maintenanceJobs(cfg, db), deliveries.job(runner), billingJob(s.money.biller)) {
+	all := append(maintenanceJobs(cfg, db), deliveries.job(runner), billingJob(s.money.biller))
+	if s.onchain != nil {
+		all = append(all, s.chainJob())
+	}
+	for _, j := range all {
 		if err := runner.Add(j); err != nil {
 			ln.Close()
+			closeClient(ethClient)
 			return nil, err
 		}
 	}
 	d := &Daemon{
-		Server: s, URL: url, Addr: addr, runner: runner, deliveries: deliveries,
+		Server: s, URL: url, Addr: addr, runner: runner, deliveries: deliveries, ethClient: ethClient,
 		stopRecord: make(chan struct{}), done: make(chan struct{}),
 		srv: &http.Server{
 			Handler:           s,
@@ -127,6 +144,7 @@ func (d *Daemon) shutdown(ctx context.Context) error {
 		}
 	}
 	d.deliveries.cancelSend()
+	closeClient(d.ethClient)
 	return err
 }
 

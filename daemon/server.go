@@ -12,6 +12,7 @@ import (
 
 	"github.com/tollgatehq/tollgate/internal/apperr"
 	"github.com/tollgatehq/tollgate/internal/auth"
+	"github.com/tollgatehq/tollgate/internal/chainrail"
 	"github.com/tollgatehq/tollgate/internal/entitlements"
 	"github.com/tollgatehq/tollgate/internal/metering"
 	"github.com/tollgatehq/tollgate/internal/ratelimit"
@@ -34,6 +35,8 @@ type Server struct {
 	handler  http.Handler
 	oauth    *oauthServer
 	money    *moneyPath
+	// onchain is live mode's on-chain rail, nil without a chain.
+	onchain *chainrail.Rail
 	// checkoutTmpl is the hosted checkout page.
 	checkoutTmpl *template.Template
 	// mcp is the tool server's SDK handler; toolsByName its registry.
@@ -53,8 +56,12 @@ func NewServer(cfg Config, db *store.DB, log *slog.Logger, limiter ratelimit.Lim
 	s := &Server{cfg: cfg, db: db, log: log, limiter: limiter, keys: auth.NewKeys(db), ingester: metering.NewIngester(),
 		checker: entitlements.NewChecker(db), metrics: newMetrics(db), baseURL: cfg.BaseURL}
 	s.oauth = newOAuthServer(s)
+	if r, ok := cfg.LiveRail.(*chainrail.Rail); ok {
+		s.onchain = r
+		s.registerChainMetrics()
+	}
 	s.money = s.newMoney()
-	s.checkoutTmpl = parseCheckoutTemplate()
+	s.checkoutTmpl = withLiveSection(parseCheckoutTemplate())
 	s.toolsByName = map[string]tool{}
 	for _, t := range toolTable() {
 		s.toolsByName[t.name] = t
@@ -143,6 +150,9 @@ func (s *Server) routes() []route {
 		{pattern: "GET /v1/test_helpers/clock", class: ratelimit.ClassList, api: s.getTestClock},
 		{pattern: "POST /v1/test_helpers/clock/advance", class: ratelimit.ClassCreate, creates: true, api: s.advanceTestClock},
 		{pattern: "POST /checkout/{id}/pay", plain: s.checkoutPay},
+		// Live mode's wallet checkout (checkout_live.go).
+		{pattern: "GET /checkout/{id}/authorization", plain: s.checkoutAuthorizationTerms},
+		{pattern: "POST /checkout/{id}/authorization", plain: s.checkoutAuthorize},
 
 		// Read-only resources answer other methods with 405 in the envelope.
 		{pattern: "/v1/payments", api: methodNotAllowed},

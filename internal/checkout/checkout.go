@@ -47,6 +47,16 @@ type Env struct {
 type Input struct {
 	Payer              string
 	ExternalCustomerID *string
+	// Payload is what a live rail needs beyond the payer: the payer's
+	// signed authorization (see rail.Request.Payload). A payload that is a
+	// SubscriptionPayload is told which subscription it pays for.
+	Payload any
+}
+
+// SubscriptionPayload is a rail payload that records the subscription it
+// activates (the live rail creates it once the activation is confirmed).
+type SubscriptionPayload interface {
+	ForSubscription(planID, customerID string) any
 }
 
 // Decode reads a pay form's fields (payer, external_customer_id) from a
@@ -87,59 +97,96 @@ func failed(st rail.Settlement) error {
 // invoice the same payer already paid returns that payment; an invoice paid
 // by someone else, or void, is invoice_not_open (409). Fails with
 // resource_not_found, invalid_request (payer), payment_failed (402, naming
-// the rail's reason).
+// the rail's reason, or saying the payment awaits confirmation).
 func (e Env) PayInvoice(ctx context.Context, invoiceID string, in Input) (payments.Payment, invoices.Invoice, error) {
+	st, p, inv, err := e.SubmitInvoice(ctx, invoiceID, in)
+	if err == nil && st.Status == rail.Pending {
+		err = apperr.New(apperr.PaymentFailed, "the payment is submitted and awaits confirmation on chain")
+	}
+	return p, inv, err
+}
+
+// SubmitInvoice is PayInvoice for a rail that may answer pending (the live
+// rail awaiting confirmations): it returns the rail's settlement too. A
+// succeeded one is recorded as PayInvoice records it; a pending one is not
+// recorded yet (the live rail's settlement worker records it with
+// RecordInvoicePayment once confirmed). Errors are PayInvoice's.
+func (e Env) SubmitInvoice(ctx context.Context, invoiceID string, in Input) (rail.Settlement, payments.Payment, invoices.Invoice, error) {
 	inv, ok, err := invoices.Get(ctx, e.DB, invoiceID)
 	if err != nil {
-		return payments.Payment{}, invoices.Invoice{}, err
+		return rail.Settlement{}, payments.Payment{}, invoices.Invoice{}, err
 	}
 	if !ok {
-		return payments.Payment{}, invoices.Invoice{}, apperr.New(apperr.ResourceNotFound, "no invoice %q", invoiceID)
+		return rail.Settlement{}, payments.Payment{}, invoices.Invoice{}, apperr.New(apperr.ResourceNotFound, "no invoice %q", invoiceID)
 	}
 	s := inv.Scope()
 	who, err := payer(s, in.Payer)
 	if err != nil {
-		return payments.Payment{}, inv, err
+		return rail.Settlement{}, payments.Payment{}, inv, err
 	}
 	if inv.Status == invoices.StatusVoid {
-		return payments.Payment{}, inv, apperr.New(apperr.InvoiceNotOpen, "invoice %s is void", inv.ID)
+		return rail.Settlement{}, payments.Payment{}, inv, apperr.New(apperr.InvoiceNotOpen, "invoice %s is void", inv.ID)
 	}
 	rl, err := e.railFor(s)
 	if err != nil {
-		return payments.Payment{}, inv, err
+		return rail.Settlement{}, payments.Payment{}, inv, err
 	}
 	payee, err := e.payeeOf(ctx, s, inv.Payee)
 	if err != nil {
-		return payments.Payment{}, inv, err
+		return rail.Settlement{}, payments.Payment{}, inv, err
+	}
+	if inv.Status == invoices.StatusPaid && in.Payload != nil {
+		// A live payment is never submitted for a paid invoice: the
+		// authorization would move the money a second time.
+		p, ok, err := payments.BySettlement(ctx, e.DB, s, "pay:"+inv.ID+":"+who)
+		if err == nil && !ok {
+			err = apperr.New(apperr.InvoiceNotOpen, "invoice %s is paid", inv.ID)
+		}
+		if err != nil {
+			return rail.Settlement{}, payments.Payment{}, inv, err
+		}
+		return rail.Settlement{Key: *p.SettlementKey, Status: rail.Succeeded, Payer: who}, p, inv, nil
 	}
 	// An invoice is paid at most once (the rail refuses a second payment
 	// of one invoice and answers the first): ask, then record.
 	st, err := rail.SettleOne(ctx, rl, rail.Request{Scope: s, Kind: rail.Pay, Key: "pay:" + inv.ID + ":" + who, Nonce: inv.ID,
-		Payer: who, Payee: payee, Amount: inv.Amount, At: e.Now(s)})
+		Payer: who, Payee: payee, Amount: inv.Amount, At: e.Now(s), Payload: in.Payload})
 	if err != nil {
-		return payments.Payment{}, inv, err
+		return st, payments.Payment{}, inv, err
 	}
 	if st.Status == rail.Failed {
-		return payments.Payment{}, inv, failed(st)
+		return st, payments.Payment{}, inv, failed(st)
 	}
 	if st.Payer != who {
-		return payments.Payment{}, inv, apperr.New(apperr.InvoiceNotOpen, "invoice %s is paid", inv.ID)
+		return st, payments.Payment{}, inv, apperr.New(apperr.InvoiceNotOpen, "invoice %s is paid", inv.ID)
+	}
+	if st.Status == rail.Pending {
+		return st, payments.Payment{}, inv, nil
 	}
 	var paid invoices.Invoice
 	p, err := store.InTx(ctx, e.DB, func(tx *store.Tx) (payments.Payment, error) {
 		var err error
 		var pay payments.Payment
-		pay, paid, err = e.recordInvoicePayment(ctx, tx, inv.ID, st)
+		pay, paid, err = e.RecordInvoicePayment(ctx, tx, st)
 		return pay, err
 	})
-	if apperr.CodeOf(err) == apperr.InvoiceNotOpen && paid.Status == invoices.StatusVoid {
+	if apperr.CodeOf(err) == apperr.InvoiceNotOpen && paid.Status == invoices.StatusVoid && in.Payload == nil {
 		// Voided while the rail settled: the money goes back.
 		if _, rerr := rail.SettleOne(ctx, rl, rail.Request{Scope: s, Kind: rail.Refund, Key: "void:" + st.Key, Nonce: st.Key,
 			Payer: st.Payee, Payee: st.Payer, Amount: st.Amount, At: e.Now(s)}); rerr != nil {
-			return payments.Payment{}, paid, rerr
+			return st, payments.Payment{}, paid, rerr
 		}
 	}
-	return p, paid, err
+	return st, p, paid, err
+}
+
+// RecordInvoicePayment records in tx a succeeded settlement of the invoice
+// st.Nonce, once: the payment, the invoice paid and invoice.paid. The same
+// settlement recorded again returns its payment. It fails with
+// invoice_not_open when the invoice is void, or paid by another
+// settlement (the invoice is returned then).
+func (e Env) RecordInvoicePayment(ctx context.Context, tx *store.Tx, st rail.Settlement) (payments.Payment, invoices.Invoice, error) {
+	return e.recordInvoicePayment(ctx, tx, st.Nonce, st)
 }
 
 // recordInvoicePayment records a succeeded settlement of the invoice, once.
@@ -187,21 +234,34 @@ func (e Env) payeeOf(ctx context.Context, s tenant.Scope, snapshot *string) (str
 // payment_failed (402) or already_subscribed (409: the customer has a live
 // subscription to the plan).
 func (e Env) Subscribe(ctx context.Context, planID string, in Input) (subscriptions.Subscription, error) {
+	st, x, err := e.SubmitSubscription(ctx, planID, in)
+	if err == nil && st.Status == rail.Pending {
+		err = apperr.New(apperr.PaymentFailed, "the activation is submitted and awaits confirmation on chain")
+	}
+	return x, err
+}
+
+// SubmitSubscription is Subscribe for a rail that may answer pending (the
+// live rail awaiting confirmations): it returns the rail's settlement too.
+// A pending activation records nothing yet (the live rail's settlement
+// worker records it with RecordActivation once confirmed). Errors are
+// Subscribe's.
+func (e Env) SubmitSubscription(ctx context.Context, planID string, in Input) (rail.Settlement, subscriptions.Subscription, error) {
 	p, ok, err := plans.Get(ctx, e.DB, planID)
 	if err != nil {
-		return subscriptions.Subscription{}, err
+		return rail.Settlement{}, subscriptions.Subscription{}, err
 	}
 	if !ok {
-		return subscriptions.Subscription{}, apperr.New(apperr.ResourceNotFound, "no plan %q", planID)
+		return rail.Settlement{}, subscriptions.Subscription{}, apperr.New(apperr.ResourceNotFound, "no plan %q", planID)
 	}
 	s := p.Scope()
 	who, err := payer(s, in.Payer)
 	if err != nil {
-		return subscriptions.Subscription{}, err
+		return rail.Settlement{}, subscriptions.Subscription{}, err
 	}
 	rl, err := e.railFor(s)
 	if err != nil {
-		return subscriptions.Subscription{}, err
+		return rail.Settlement{}, subscriptions.Subscription{}, err
 	}
 	ext := who
 	if in.ExternalCustomerID != nil && *in.ExternalCustomerID != "" {
@@ -209,21 +269,21 @@ func (e Env) Subscribe(ctx context.Context, planID string, in Input) (subscripti
 	}
 	c, err := customers.Upsert(ctx, e.DB, s, ext)
 	if err != nil {
-		return subscriptions.Subscription{}, err
+		return rail.Settlement{}, subscriptions.Subscription{}, err
 	}
 	if _, live, err := subscriptions.LiveFor(ctx, e.DB, p, c.ID); err != nil || live {
 		if err == nil {
 			err = apperr.New(apperr.AlreadySubscribed, "customer %s already has a live subscription to %s", c.ID, p.ID)
 		}
-		return subscriptions.Subscription{}, err
+		return rail.Settlement{}, subscriptions.Subscription{}, err
 	}
 	n, err := subscriptions.ActivationIndex(ctx, e.DB, p, c.ID)
 	if err != nil {
-		return subscriptions.Subscription{}, err
+		return rail.Settlement{}, subscriptions.Subscription{}, err
 	}
 	payee, err := e.Payee(ctx, s)
 	if err != nil {
-		return subscriptions.Subscription{}, err
+		return rail.Settlement{}, subscriptions.Subscription{}, err
 	}
 	first := p.Amount
 	if p.UsageType == plans.Metered {
@@ -231,16 +291,34 @@ func (e Env) Subscribe(ctx context.Context, planID string, in Input) (subscripti
 	}
 	key := fmt.Sprintf("act:%s:%s:%s:%d", p.ID, c.ID, who, n)
 	now := e.Now(s)
-	st, err := rail.SettleOne(ctx, rl, rail.Request{Scope: s, Kind: rail.Activate, Key: key, Nonce: key, Payer: who, Payee: payee, Amount: first, At: now})
+	payload := in.Payload
+	if sp, ok := payload.(SubscriptionPayload); ok {
+		payload = sp.ForSubscription(p.ID, c.ID)
+	}
+	st, err := rail.SettleOne(ctx, rl, rail.Request{Scope: s, Kind: rail.Activate, Key: key, Nonce: key, Payer: who, Payee: payee,
+		Amount: first, At: now, Payload: payload})
 	if err != nil {
-		return subscriptions.Subscription{}, err
+		return st, subscriptions.Subscription{}, err
 	}
 	if st.Status == rail.Failed {
-		return subscriptions.Subscription{}, failed(st)
+		return st, subscriptions.Subscription{}, failed(st)
 	}
-	return store.InTx(ctx, e.DB, func(tx *store.Tx) (subscriptions.Subscription, error) {
-		x, _, err := subscriptions.ActivateTx(ctx, tx, subscriptions.ActivateInput{Plan: p, CustomerID: c.ID, Payer: who,
-			Activation: st, UsageGrace: e.UsageGrace, Now: st.At})
-		return x, err
+	if st.Status == rail.Pending {
+		return st, subscriptions.Subscription{}, nil
+	}
+	x, err := store.InTx(ctx, e.DB, func(tx *store.Tx) (subscriptions.Subscription, error) {
+		return e.RecordActivation(ctx, tx, p, c.ID, st)
 	})
+	return st, x, err
+}
+
+// RecordActivation records in tx a succeeded activation of plan p for the
+// customer: the subscription, its first payment, subscription.active and
+// the plan's entitlements (see subscriptions.ActivateTx). The same
+// activation recorded twice returns the first subscription. It fails with
+// already_subscribed when the customer has another live subscription to p.
+func (e Env) RecordActivation(ctx context.Context, tx *store.Tx, p plans.Plan, customerID string, st rail.Settlement) (subscriptions.Subscription, error) {
+	x, _, err := subscriptions.ActivateTx(ctx, tx, subscriptions.ActivateInput{Plan: p, CustomerID: customerID, Payer: st.Payer,
+		Activation: st, UsageGrace: e.UsageGrace, Now: st.At})
+	return x, err
 }

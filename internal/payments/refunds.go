@@ -54,61 +54,156 @@ type RefundInput struct {
 	// Amount is what to refund; nil refunds everything left.
 	Amount *money.Amount
 	Reason *string
+	// Payload is what a live rail needs: the merchant wallet's signed
+	// authorization of the refund (see rail.Request.Payload).
+	Payload any
 }
 
-// IssueRefund refunds part or all of a payment (any merchant: an
-// operator's action) through the rail of its mode at now, where now is the payment's
-// merchant's clock (clockOf gives it). A refund never exceeds what is left
-// of the payment. The payment's amount_refunded and status change, and
-// refund.succeeded is emitted, in one transaction once the rail confirms
-// the refund. Fails with resource_not_found or invalid_request (nothing left
-// to refund, an amount over what is left, a zero amount).
-func IssueRefund(ctx context.Context, db *store.DB, railFor func(tenant.Mode) (rail.Rail, bool), in RefundInput, clockOf func(tenant.Scope) time.Time) (Refund, error) {
+// PreparedRefund is a refund checked against its payment, before the rail
+// is asked: what it refunds, and the key it settles under (a live refund's
+// authorization nonce derives from it, so the merchant signs for it).
+type PreparedRefund struct {
+	Payment Payment
+	Amount  money.Amount
+	Key     string
+}
+
+// PrepareRefund checks in against the payment (any merchant: an operator's
+// action): what is left of it after its refunds, succeeded or pending. It
+// fails with resource_not_found or invalid_request (nothing left to
+// refund, an amount over what is left, a zero amount, a reason too long).
+func PrepareRefund(ctx context.Context, q store.Querier, in RefundInput) (PreparedRefund, error) {
 	if in.Reason != nil && len(*in.Reason) > MaxRefundReason {
-		return Refund{}, apperr.Field("reason", "must be at most %d bytes", MaxRefundReason)
+		return PreparedRefund{}, apperr.Field("reason", "must be at most %d bytes", MaxRefundReason)
 	}
 	var p Payment
-	err := db.GetContext(ctx, &p, `SELECT `+columns+` FROM payments WHERE id = $1`, in.PaymentID)
+	err := q.GetContext(ctx, &p, `SELECT `+columns+` FROM payments WHERE id = $1`, in.PaymentID)
 	if store.NotFound(err) {
-		return Refund{}, apperr.New(apperr.ResourceNotFound, "no payment %q", in.PaymentID)
+		return PreparedRefund{}, apperr.New(apperr.ResourceNotFound, "no payment %q", in.PaymentID)
 	}
 	if err != nil {
-		return Refund{}, store.Translate(err)
+		return PreparedRefund{}, store.Translate(err)
 	}
-	var n int
-	if err := db.GetContext(ctx, &n, `SELECT count(*) FROM refunds WHERE merchant_id = $1 AND payment_id = $2`, p.MerchantID, p.ID); err != nil {
-		return Refund{}, store.Translate(err)
+	var sums struct {
+		N       int          `db:"n"`
+		Pending money.Amount `db:"pending"`
 	}
-	left := p.Amount - p.AmountRefunded
+	if err := q.GetContext(ctx, &sums, `SELECT count(*) AS n, coalesce(sum(amount) FILTER (WHERE status = 'pending'), 0) AS pending
+		FROM refunds WHERE merchant_id = $1 AND payment_id = $2`, p.MerchantID, p.ID); err != nil {
+		return PreparedRefund{}, store.Translate(err)
+	}
+	left := p.Amount - p.AmountRefunded - sums.Pending
 	amount := left
 	if in.Amount != nil {
 		amount = *in.Amount
 	}
 	switch {
+	case left == 0 && sums.Pending > 0:
+		return PreparedRefund{}, apperr.Field("payment", "%s has refunds awaiting confirmation for everything left", p.ID)
 	case left == 0:
-		return Refund{}, apperr.Field("payment", "%s is fully refunded already", p.ID)
+		return PreparedRefund{}, apperr.Field("payment", "%s is fully refunded already", p.ID)
 	case amount <= 0:
-		return Refund{}, apperr.Field("amount", "must be a positive amount of base units")
+		return PreparedRefund{}, apperr.Field("amount", "must be a positive amount of base units")
 	case amount > left:
-		return Refund{}, apperr.Field("amount", "%s exceeds what is left of the payment (%s)", amount, left)
+		return PreparedRefund{}, apperr.Field("amount", "%s exceeds what is left of the payment (%s)", amount, left)
 	}
+	// The n-th refund of a payment has a key of its own: asking again after
+	// a crash gets the same settlement back.
+	return PreparedRefund{Payment: p, Amount: amount, Key: fmt.Sprintf("ref:%s:%d", p.ID, sums.N)}, nil
+}
+
+// IssueRefund refunds part or all of a payment (any merchant: an
+// operator's action) through the rail of its mode at now, where now is the payment's
+// merchant's clock (clockOf gives it). A refund never exceeds what is left
+// of the payment. When the rail confirms at once (the test rail), the
+// payment's amount_refunded and status change, and refund.succeeded is
+// emitted, in one transaction; when it answers pending (the live rail
+// awaiting confirmations), the refund is recorded pending and completed by
+// CompleteRefundTx later. Fails with resource_not_found, invalid_request
+// (see PrepareRefund) or payment_failed (the rail refused it).
+func IssueRefund(ctx context.Context, db *store.DB, railFor func(tenant.Mode) (rail.Rail, bool), in RefundInput, clockOf func(tenant.Scope) time.Time) (Refund, error) {
+	pr, err := PrepareRefund(ctx, db, in)
+	if err != nil {
+		return Refund{}, err
+	}
+	p := pr.Payment
 	s := p.Scope()
 	rl, ok := railFor(s.Mode)
 	if !ok {
 		return Refund{}, apperr.New(apperr.PaymentFailed, "no settlement rail for %s mode: refunds of live payments need the on-chain rail", s.Mode)
 	}
 	now := clockOf(s)
-	// The n-th refund of a payment has a key of its own: asking again after
-	// a crash gets the same settlement back.
-	st, err := rail.SettleOne(ctx, rl, rail.Request{Scope: s, Kind: rail.Refund, Key: fmt.Sprintf("ref:%s:%d", p.ID, n),
-		Nonce: deref(p.SettlementKey), Payer: deref(p.Payee), Payee: deref(p.Payer), Amount: amount, At: now})
+	st, err := rail.SettleOne(ctx, rl, rail.Request{Scope: s, Kind: rail.Refund, Key: pr.Key,
+		Nonce: deref(p.SettlementKey), Payer: deref(p.Payee), Payee: deref(p.Payer), Amount: pr.Amount, At: now, Payload: in.Payload})
 	if err != nil {
 		return Refund{}, err
 	}
-	if st.Status != rail.Succeeded {
-		return Refund{}, apperr.New(apperr.PaymentFailed, "refund failed: %s", st.Reason)
+	switch st.Status {
+	case rail.Pending:
+		return store.InTx(ctx, db, func(tx *store.Tx) (Refund, error) { return insertPending(ctx, tx, p, st, in.Reason, now) })
+	case rail.Succeeded:
+		return store.InTx(ctx, db, func(tx *store.Tx) (Refund, error) { return recordRefund(ctx, tx, p, st, in.Reason) })
 	}
-	return store.InTx(ctx, db, func(tx *store.Tx) (Refund, error) { return recordRefund(ctx, tx, p, st, in.Reason) })
+	return Refund{}, apperr.New(apperr.PaymentFailed, "refund failed: %s", st.Reason)
+}
+
+// insertPending records a refund the rail is still settling.
+func insertPending(ctx context.Context, tx *store.Tx, p Payment, st rail.Settlement, reason *string, now time.Time) (Refund, error) {
+	var r Refund
+	err := tx.GetContext(ctx, &r, `INSERT INTO refunds (merchant_id, mode, id, payment_id, amount, reason, status, settlement_key, created_at)
+		VALUES ($1, $2, $3, $4, $5, $6, 'pending', $7, $8)
+		ON CONFLICT (merchant_id, mode, settlement_key) DO UPDATE SET settlement_key = EXCLUDED.settlement_key
+		RETURNING `+refundColumns, p.MerchantID, p.Mode, id.New("re"), p.ID, st.Amount, reason, st.Key, now.Truncate(time.Microsecond))
+	return r, store.Translate(err)
+}
+
+// CompleteRefundTx records in tx the final outcome of a refund the rail
+// answered pending: succeeded, the payment's amount_refunded and status
+// change and refund.succeeded is emitted; failed, the refund is marked
+// failed (nothing moved). A refund already completed is returned as it is.
+// The settlement's Nonce is the refunded payment's settlement key.
+func CompleteRefundTx(ctx context.Context, tx *store.Tx, s tenant.Scope, st rail.Settlement) (Refund, error) {
+	var rs []Refund
+	if err := tx.SelectContext(ctx, &rs, `SELECT `+refundColumns+` FROM refunds WHERE merchant_id = $1 AND mode = $2 AND settlement_key = $3 FOR UPDATE`,
+		s.MerchantID, s.Mode, st.Key); err != nil {
+		return Refund{}, store.Translate(err)
+	}
+	if len(rs) == 1 && rs[0].Status != RefundPending {
+		return rs[0], nil
+	}
+	if st.Status != rail.Succeeded {
+		if len(rs) == 0 {
+			return Refund{}, nil
+		}
+		var r Refund
+		err := tx.GetContext(ctx, &r, `UPDATE refunds SET status = 'failed' WHERE merchant_id = $1 AND id = $2 RETURNING `+refundColumns,
+			s.MerchantID, rs[0].ID)
+		return r, store.Translate(err)
+	}
+	p, ok, err := BySettlement(ctx, tx, s, st.Nonce)
+	if err != nil || !ok {
+		if err == nil {
+			err = fmt.Errorf("refund %s: no payment with settlement %q", st.Key, st.Nonce)
+		}
+		return Refund{}, err
+	}
+	if len(rs) == 0 {
+		return recordRefund(ctx, tx, p, st, nil)
+	}
+	var r Refund
+	hash := st.TxHash
+	err = tx.GetContext(ctx, &r, `WITH r AS (
+			UPDATE refunds SET status = 'succeeded', tx_hash = $3 WHERE merchant_id = $1 AND id = $2 RETURNING `+refundColumns+`
+		), p AS (
+			UPDATE payments SET amount_refunded = amount_refunded + $5,
+				status = CASE WHEN amount_refunded + $5 = amount THEN 'refunded' ELSE 'partially_refunded' END
+			WHERE merchant_id = $1 AND id = $4
+		) SELECT * FROM r`, s.MerchantID, rs[0].ID, hash, p.ID, rs[0].Amount)
+	if err != nil {
+		return Refund{}, store.Translate(err)
+	}
+	_, err = events.Emit(ctx, tx, s, events.RefundSucceeded, st.At, r.Wire())
+	return r, err
 }
 
 // recordRefund records a succeeded refund settlement against the payment

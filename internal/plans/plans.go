@@ -34,11 +34,14 @@ const (
 
 // Limits of SPEC.md.
 const (
-	MinAmount      money.Amount = 1_000_000
-	MaxNameLen                  = 80
-	MinNameLen                  = 2
-	MaxDescription              = 300
-	MaxFeatures                 = 50
+	MinAmount money.Amount = 1_000_000
+)
+
+const (
+	MaxNameLen     = 80
+	MinNameLen     = 2
+	MaxDescription = 300
+	MaxFeatures    = 50
 )
 
 // Feature is a feature a plan grants; Limit is for metered features.

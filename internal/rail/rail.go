@@ -61,6 +61,12 @@ type Request struct {
 	Amount money.Amount
 	// At is when the operation happens by the merchant's clock.
 	At time.Time
+	// Payload is what a live operation carries beyond the above: the
+	// payer's (or, for a refund, the merchant's) signed authorization, of a
+	// type the live rail defines. The test rail ignores it; the live rail
+	// answers a request without one from what it recorded under Key (a
+	// pending operation asked about again).
+	Payload any
 }
 
 // Settlement is a rail's answer.

@@ -15,6 +15,7 @@ import (
 	"github.com/ethereum/go-ethereum/ethclient/simulated"
 
 	"github.com/tollgatehq/tollgate/internal/chain"
+	"github.com/tollgatehq/tollgate/internal/chain/chaintest"
 	"github.com/tollgatehq/tollgate/internal/chain/contracts"
 )
 
@@ -182,23 +183,8 @@ func (e *env) now() uint64 {
 	return h.Time
 }
 
-// advance moves the chain's time forward by d in a new empty block. The
-// pool learns of the last block asynchronously, so it may still look
-// non-empty for a moment: poll.
-func (e *env) advance(d time.Duration) {
-	e.t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		err := e.sim.AdjustTime(d)
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			e.t.Fatal(err)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
+// advance moves the chain's time forward by d in a new empty block.
+func (e *env) advance(d time.Duration) { e.t.Helper(); chaintest.AdjustTime(e.t, e.sim, d) }
 
 func (e *env) domain(verifying common.Address, name, version string) chain.Domain {
 	return chain.Domain{Name: name, Version: version, ChainID: e.chainID, VerifyingContract: verifying}

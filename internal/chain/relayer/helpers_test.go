@@ -11,6 +11,7 @@ import (
 	"github.com/ethereum/go-ethereum/crypto"
 
 	"github.com/tollgatehq/tollgate/internal/chain"
+	"github.com/tollgatehq/tollgate/internal/chain/chaintest"
 )
 
 func contains[T comparable](s []T, v T) bool { return slices.Contains(s, v) }
@@ -67,28 +68,9 @@ func (e *env) fund(a common.Address) {
 }
 
 // adjust moves the chain's time forward by d in a new empty block; fork
-// rewinds the head to h. Both need the pool empty, which it learns of
-// asynchronously after a block: poll.
-func (e *env) adjust(d time.Duration) {
-	e.t.Helper()
-	e.poll(func() error { return e.sim.AdjustTime(d) })
-}
-func (e *env) fork(h common.Hash) { e.t.Helper(); e.poll(func() error { return e.sim.Fork(h) }) }
-
-func (e *env) poll(f func() error) {
-	e.t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		err := f()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			e.t.Fatal(err)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
+// rewinds the head to h.
+func (e *env) adjust(d time.Duration) { e.t.Helper(); chaintest.AdjustTime(e.t, e.sim, d) }
+func (e *env) fork(h common.Hash)     { e.t.Helper(); chaintest.Fork(e.t, e.sim, h) }
 
 // signAtNonce signs a transaction from k with an explicit nonce.
 func (e *env) signAtNonce(k *ecdsa.PrivateKey, nonce uint64, to common.Address, data []byte, tip *big.Int) *types.Transaction {

@@ -11,6 +11,7 @@ import (
 	"github.com/ethereum/go-ethereum/ethclient/simulated"
 
 	"github.com/tollgatehq/tollgate/internal/chain"
+	"github.com/tollgatehq/tollgate/internal/chain/chaintest"
 )
 
 // TestReorgNeverConfirmsFlippedSettlement: the transfer is mined, then a
@@ -204,7 +205,7 @@ func TestForeignTransferReorgedAway(t *testing.T) {
 	// The fork drops their block; a transaction of theirs with the same
 	// nonce and a far higher tip makes sure the transfer never returns.
 	e.fork(parent)
-	e.poll(func() error {
+	chaintest.Poll(t, func() error {
 		return e.c.SendTransaction(e.ctx, e.signAtNonce(e.deployer, theirs.Nonce(), addr(e.deployer), nil, big.NewInt(500e9)))
 	})
 	e.sim.Commit()

@@ -14,6 +14,7 @@ import (
 	"github.com/ethereum/go-ethereum/ethclient/simulated"
 
 	"github.com/tollgatehq/tollgate/internal/chain"
+	"github.com/tollgatehq/tollgate/internal/chain/chaintest"
 	"github.com/tollgatehq/tollgate/internal/chain/contracts"
 	"github.com/tollgatehq/tollgate/internal/store"
 	"github.com/tollgatehq/tollgate/internal/testdb"
@@ -167,17 +168,7 @@ func TestWatcherFollowsEventsAndReorgs(t *testing.T) {
 	}
 
 	// A reorg from before the revocation: the watcher rewinds and says so.
-	// Fork needs an empty pool, which learns of the last block
-	// asynchronously: poll.
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		err := e.sim.Fork(beforeRevoke.Hash())
-		if err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal(err)
-		}
-	}
+	chaintest.Fork(t, e.sim, beforeRevoke.Hash())
 	e.sim.Rollback()
 	e.sim.Commit()
 	e.sim.Commit()

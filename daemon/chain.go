@@ -1,0 +1,134 @@
+package daemon
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"math/big"
+	"time"
+
+	"github.com/ethereum/go-ethereum/ethclient"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/tollgatehq/tollgate/internal/chain"
+	"github.com/tollgatehq/tollgate/internal/chain/relayer"
+	"github.com/tollgatehq/tollgate/internal/chainrail"
+	"github.com/tollgatehq/tollgate/internal/clock"
+	"github.com/tollgatehq/tollgate/internal/jobs"
+	"github.com/tollgatehq/tollgate/internal/store"
+)
+
+// jobChainSettlement steps the relayer, records confirmed live settlements
+// and follows on-chain revocations.
+const jobChainSettlement = "chain-settlement"
+
+// startChain builds the on-chain rail of cfg.Chain and sets it as the live
+// rail. It returns the client it dialed (nil when the config brought its
+// own backend), for Shutdown to close.
+func startChain(cfg *Config, db *store.DB, log *slog.Logger) (*ethclient.Client, error) {
+	r, client, err := NewLiveRail(cfg.Chain, db, cfg.Clock, log)
+	if err != nil {
+		return nil, err
+	}
+	log.Info("on-chain settlement configured", "network", r.Network(), "chain_id", r.ChainID(), "usdc", r.Token().Address.Hex(),
+		"plan_manager", cfg.Chain.PlanManager, "relayer", r.Relayer().Address().Hex(), "confirmations", r.Confirmations())
+	cfg.LiveRail = r
+	return client, nil
+}
+
+// NewLiveRail builds the on-chain rail of a validated chain configuration
+// over db (admin commands use it too), and returns the client it dialed
+// (nil when c brought its own backend) for the caller to close. A node that
+// does not answer, or a USDC address that is not a token, is one clear
+// error.
+func NewLiveRail(c ChainConfig, db *store.DB, clk clock.Clock, log *slog.Logger) (*chainrail.Rail, *ethclient.Client, error) {
+	if !c.Enabled() {
+		return nil, nil, fmt.Errorf("no chain configured: pass --chain-rpc-url, --usdc-address and --relayer-key-file (or TOLLGATE_CHAIN_RPC_URL, …)")
+	}
+	if err := c.validate(); err != nil {
+		return nil, nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	b := c.Backend
+	var client *ethclient.Client
+	if b == nil {
+		var err error
+		if client, err = chainrail.Dial(ctx, c.RPCURL); err != nil {
+			return nil, nil, err
+		}
+		b = client
+	}
+	id, err := b.ChainID(ctx)
+	if err != nil {
+		closeClient(client)
+		return nil, nil, fmt.Errorf("--chain-rpc-url: the node did not answer eth_chainId: %v", err)
+	}
+	confs := c.Confirmations
+	if confs == 0 {
+		confs = chain.DefaultConfirmations(id.Uint64())
+	}
+	r, err := chainrail.New(ctx, db, b, c.RelayerKey, chainrail.Config{Token: c.token, PlanManager: c.planManager,
+		Relayer: relayer.Config{Confirmations: confs}, Log: log, Clock: clk})
+	if err != nil {
+		closeClient(client)
+		return nil, nil, err
+	}
+	if _, err := r.Token().Domain(ctx); err != nil {
+		closeClient(client)
+		return nil, nil, fmt.Errorf("--usdc-address %s is not a USDC (FiatTokenV2) contract on chain %s: %v", c.token.Hex(), id, err)
+	}
+	return r, client, nil
+}
+
+func closeClient(c *ethclient.Client) {
+	if c != nil {
+		c.Close()
+	}
+}
+
+// chainJob is the live rail's settlement worker as a job of the runner:
+// every replica may run it (the relayer and the watcher take their locks,
+// and each settlement is recorded by the replica that locks it).
+func (s *Server) chainJob() jobs.Job {
+	rec := chainRecorder{s: s}
+	return jobs.Job{Name: jobChainSettlement, Every: s.cfg.Chain.Interval,
+		Run: func(ctx context.Context, _ time.Time) (bool, error) { return s.onchain.Step(ctx, rec) }}
+}
+
+// registerChainMetrics exposes the relayer's balance and pending count.
+func (s *Server) registerChainMetrics() {
+	r := s.onchain.Relayer()
+	labels := prometheus.Labels{"relayer": r.Address().Hex(), "network": s.onchain.Network()}
+	s.metrics.registry.MustRegister(
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "tollgate_relayer_balance_wei", ConstLabels: labels,
+			Help: "The relayer's ETH balance (wei) as last read; it pays every live transaction's gas."},
+			func() float64 {
+				bal, _ := r.LastBalance()
+				if bal == nil {
+					return -1
+				}
+				f, _ := new(big.Float).SetInt(bal).Float64()
+				return f
+			}),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "tollgate_relayer_balance_low", ConstLabels: labels,
+			Help: "1 when the relayer's balance is below its low mark: fund it or live payments stop."},
+			func() float64 {
+				if _, low := r.LastBalance(); low {
+					return 1
+				}
+				return 0
+			}),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "tollgate_relayer_pending_transactions", ConstLabels: labels,
+			Help: "The relayer's transactions not final yet (pending or awaiting confirmations)."},
+			func() float64 {
+				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+				defer cancel()
+				n, err := r.Pending(ctx)
+				if err != nil {
+					return -1
+				}
+				return float64(n)
+			}),
+	)
+}

@@ -1,0 +1,329 @@
+package daemon
+
+import (
+	"context"
+	"crypto/sha256"
+	"embed"
+	"encoding/base64"
+	"html/template"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/signer/core/apitypes"
+
+	"github.com/tollgatehq/tollgate/internal/apperr"
+	"github.com/tollgatehq/tollgate/internal/chain"
+	"github.com/tollgatehq/tollgate/internal/chainrail"
+	"github.com/tollgatehq/tollgate/internal/checkout"
+	"github.com/tollgatehq/tollgate/internal/invoices"
+	"github.com/tollgatehq/tollgate/internal/plans"
+	"github.com/tollgatehq/tollgate/internal/rail"
+	"github.com/tollgatehq/tollgate/internal/subscriptions"
+	"github.com/tollgatehq/tollgate/internal/tenant"
+	"github.com/tollgatehq/tollgate/internal/wire"
+)
+
+// Live checkout: the page's section asks the payer's EIP-1193 wallet to
+// sign (eth_signTypedData_v4) what GET /checkout/{id}/authorization
+// returns, and posts the signature to POST /checkout/{id}/authorization.
+// Its one script is inline, allowed by its hash alone.
+
+//go:embed pages/checkout_live.html pages/checkout_live.js
+var liveFS embed.FS
+
+// liveScript is the live section's script; liveCSP the page's policy
+// when it carries it.
+var liveScript, liveCSP = func() (string, string) {
+	b, err := liveFS.ReadFile("pages/checkout_live.js")
+	if err != nil {
+		panic(err)
+	}
+	sum := sha256.Sum256(b)
+	return string(b), "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; script-src 'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) +
+		"'; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+}()
+
+// checkoutCSP is the page's Content-Security-Policy: no script at all
+// unless it carries the live section.
+func checkoutCSP(v checkoutView) string {
+	if v.Live != nil {
+		return liveCSP
+	}
+	return staticCSP
+}
+
+// withLiveSection adds the live section's template to the page's.
+func withLiveSection(t *template.Template) *template.Template {
+	return template.Must(t.ParseFS(liveFS, "pages/checkout_live.html"))
+}
+
+// liveView is what the live section shows.
+type liveView struct {
+	Kind, AuthorizationURL, Network, TxHash, Failure, ExternalCustomerID, Cap string
+	ChainID, Confirmations                                                    uint64
+	Pending                                                                   bool
+	Script                                                                    template.JS
+}
+
+// liveSection fills the live section of a live-mode page when a chain is
+// configured: the wallet button on an open invoice or a plan, or the state
+// of a payment or activation awaiting confirmations.
+func (s *Server) liveSection(r *http.Request, id string, v *checkoutView) error {
+	if s.onchain == nil || !v.Found || v.Test {
+		return nil
+	}
+	ctx := r.Context()
+	lv := &liveView{AuthorizationURL: "/checkout/" + url.PathEscape(id) + "/authorization", Network: s.onchain.Network(),
+		ChainID: s.onchain.ChainID(), Confirmations: s.onchain.Confirmations(), Script: template.JS(liveScript)}
+	switch {
+	case strings.HasPrefix(id, "inv_"):
+		inv, ok, err := invoices.Get(ctx, s.db, id)
+		if err != nil || !ok || inv.Status != invoices.StatusOpen {
+			return err
+		}
+		lv.Kind = "invoice"
+		st, ok, err := s.onchain.LatestPayment(ctx, inv.Scope(), inv.ID)
+		if err != nil {
+			return err
+		}
+		if ok {
+			s.showAttempt(lv, st)
+		}
+	case strings.HasPrefix(id, "price_"):
+		p, ok, err := plans.Get(ctx, s.db, id)
+		if err != nil || !ok {
+			return err
+		}
+		lv.Kind, lv.Cap, lv.ExternalCustomerID = "plan", p.Amount.USDC(), v.ExternalCustomerID
+		if key := r.URL.Query().Get("activation"); key != "" {
+			done, err := s.showActivation(ctx, p, key, lv, v)
+			if err != nil || done {
+				return err
+			}
+		}
+	default:
+		return nil
+	}
+	v.Live = lv
+	return nil
+}
+
+// showAttempt shows a pending attempt, or why the last one failed.
+func (s *Server) showAttempt(lv *liveView, st rail.Settlement) {
+	switch st.Status {
+	case rail.Pending:
+		lv.Pending, lv.TxHash = true, st.TxHash
+	case rail.Failed:
+		lv.Failure = st.Reason
+	}
+}
+
+// showActivation shows the activation under key: pending, failed, or done
+// (the subscription, as the test-mode receipt shows it; done is true).
+func (s *Server) showActivation(ctx context.Context, p plans.Plan, key string, lv *liveView, v *checkoutView) (bool, error) {
+	st, ok, err := s.onchain.Lookup(ctx, p.Scope(), key)
+	if err != nil || !ok || !strings.HasPrefix(key, "act:"+p.ID+":") {
+		return false, err
+	}
+	if st.Status != rail.Succeeded {
+		s.showAttempt(lv, st)
+		return false, nil
+	}
+	x, ok, err := subscriptions.ByAuthorization(ctx, s.db, p.Scope(), key)
+	if err != nil || !ok {
+		// Confirmed, not recorded yet: the worker is about to.
+		lv.Pending, lv.TxHash = true, st.TxHash
+		return false, err
+	}
+	v.Status, v.Wallets = x.Status, nil
+	v.Receipt = []fact{{"Subscription", x.ID, "subscription-id"}, {"Status", x.Status, "subscription-status"}}
+	if x.Live() && x.CurrentPeriodEnd != nil {
+		v.Receipt = append(v.Receipt, fact{"Next charge", stamp(*x.CurrentPeriodEnd), "next-charge"})
+	}
+	if x.LatestPaymentID != nil {
+		v.Receipt = append(v.Receipt, fact{"Payment", *x.LatestPaymentID, "payment-id"})
+	}
+	v.Receipt = append(v.Receipt, fact{"Transaction", st.TxHash, "tx-hash"}, fact{"Network", st.Network, "network"})
+	return true, nil
+}
+
+// liveTarget is what an authorization endpoint is about: a live invoice or
+// plan, and where its money goes.
+type liveTarget struct {
+	inv   *invoices.Invoice
+	plan  *plans.Plan
+	payee common.Address
+}
+
+// liveTargetOf finds the open live invoice or the live plan with id. It
+// fails with resource_not_found, invoice_not_open, invalid_request (a test
+// mode object, no wallet on file) or payment_failed (no chain configured).
+func (s *Server) liveTargetOf(ctx context.Context, id string) (liveTarget, error) {
+	var t liveTarget
+	var sc tenant.Scope
+	var snapshot *string
+	switch {
+	case strings.HasPrefix(id, "inv_"):
+		inv, ok, err := invoices.Get(ctx, s.db, id)
+		if err != nil || !ok {
+			return t, notFoundUnless(err, id)
+		}
+		if inv.Status != invoices.StatusOpen {
+			return t, apperr.New(apperr.InvoiceNotOpen, "invoice %s is %s", inv.ID, inv.Status)
+		}
+		t.inv, sc, snapshot = &inv, inv.Scope(), inv.Payee
+	case strings.HasPrefix(id, "price_"):
+		p, ok, err := plans.Get(ctx, s.db, id)
+		if err != nil || !ok {
+			return t, notFoundUnless(err, id)
+		}
+		t.plan, sc = &p, p.Scope()
+	default:
+		return t, notFoundUnless(nil, id)
+	}
+	if sc.Mode != tenant.Live {
+		return t, apperr.New(apperr.InvalidRequest, "%s is a test-mode object: test mode pays with test wallets at /checkout/%s/pay", id, id)
+	}
+	if s.onchain == nil {
+		return t, apperr.New(apperr.PaymentFailed, "live payments are not available: this tollgate has no on-chain settlement configured")
+	}
+	payee := ""
+	if snapshot != nil {
+		payee = *snapshot
+	} else {
+		var err error
+		if payee, err = s.payee(ctx, sc); err != nil {
+			return t, err
+		}
+	}
+	t.payee = common.HexToAddress(payee)
+	return t, nil
+}
+
+func notFoundUnless(err error, id string) error {
+	if err != nil {
+		return err
+	}
+	return apperr.New(apperr.ResourceNotFound, "no invoice or plan %q", truncate(id, 80))
+}
+
+// checkoutAuthorizationTerms serves GET /checkout/{id}/authorization?payer=0x…:
+// the typed data the payer's wallet signs (an invoice's transfer
+// authorization; a plan's terms and permit), as JSON.
+func (s *Server) checkoutAuthorizationTerms(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	payer, err := chain.ParseAddress(r.URL.Query().Get("payer"))
+	if err != nil {
+		writeError(w, r, s.log, apperr.Field("payer", "%s", err.(*apperr.Error).Message))
+		return
+	}
+	t, err := s.liveTargetOf(ctx, r.PathValue("id"))
+	if err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	type terms struct {
+		Object    string              `json:"object"`
+		Kind      string              `json:"kind"`
+		TypedData *apitypes.TypedData `json:"typed_data,omitempty"`
+		Plan      *apitypes.TypedData `json:"plan,omitempty"`
+		Permit    *apitypes.TypedData `json:"permit,omitempty"`
+	}
+	if t.inv != nil {
+		_, td, err := s.onchain.InvoiceAuthorization(ctx, payer, t.payee, t.inv.Amount, t.inv.ID)
+		if err != nil {
+			writeError(w, r, s.log, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, terms{Object: "checkout_terms", Kind: "invoice", TypedData: &td})
+		return
+	}
+	period, err := chainrail.PeriodSeconds(t.plan.Interval, t.plan.IntervalDays)
+	if err == nil {
+		var pt chainrail.PlanTerms
+		if pt, err = s.onchain.PlanTerms(ctx, payer, t.payee, t.plan.Amount, period); err == nil {
+			writeJSON(w, http.StatusOK, terms{Object: "checkout_terms", Kind: "plan", Plan: &pt.PlanTypedData, Permit: &pt.PermitTypedData})
+			return
+		}
+	}
+	writeError(w, r, s.log, err)
+}
+
+// checkoutAuthorize serves POST /checkout/{id}/authorization (JSON): the
+// payer's signed authorization of an invoice (chain.ParseTransferAuthorization)
+// or plan (chainrail.ParseActivation) is verified off-chain and submitted by
+// the relayer. 202 with status pending (the settlement worker records the
+// payment once confirmed), or the error envelope: 402 payment_failed naming
+// the reason (insufficient_funds, invalid_signature, authorization_used, …),
+// 409 invoice_not_open or already_subscribed, 404, 400.
+func (s *Server) checkoutAuthorize(w http.ResponseWriter, r *http.Request) {
+	out, err := s.authorize(w, r)
+	if err != nil {
+		writeError(w, r, s.log, err)
+		return
+	}
+	status := http.StatusOK
+	if out.Status == rail.Pending {
+		status = http.StatusAccepted
+	}
+	writeJSON(w, status, out)
+}
+
+func (s *Server) authorize(w http.ResponseWriter, r *http.Request) (wire.CheckoutAuthorization, error) {
+	ctx := r.Context()
+	id := r.PathValue("id")
+	body, err := readBody(w, r, 64<<10)
+	if err != nil {
+		return wire.CheckoutAuthorization{}, err
+	}
+	t, err := s.liveTargetOf(ctx, id)
+	if err != nil {
+		return wire.CheckoutAuthorization{}, err
+	}
+	out := wire.CheckoutAuthorization{Object: "checkout_authorization", ReceiptURL: "/checkout/" + url.PathEscape(id)}
+	if t.inv != nil {
+		a, err := chain.ParseTransferAuthorization(body)
+		if err != nil {
+			return out, err
+		}
+		st, pay, _, err := s.money.checkout.SubmitInvoice(ctx, id, checkout.Input{Payer: strings.ToLower(a.From.Hex()),
+			Payload: &chainrail.Transfer{Authorization: a}})
+		if err != nil {
+			return out, err
+		}
+		out.Status = st.Status
+		if st.Status == rail.Succeeded {
+			pw := pay.Wire()
+			out.Payment = &pw
+		}
+		return out, nil
+	}
+	act, ext, err := chainrail.ParseActivation(body)
+	if err != nil {
+		return out, err
+	}
+	period, err := chainrail.PeriodSeconds(t.plan.Interval, t.plan.IntervalDays)
+	if err != nil {
+		return out, err
+	}
+	if err := s.onchain.CheckPlan(ctx, act.Plan, t.payee, t.plan.Amount, period); err != nil {
+		return out, err
+	}
+	st, x, err := s.money.checkout.SubmitSubscription(ctx, id, checkout.Input{Payer: strings.ToLower(act.Plan.Payer.Hex()),
+		ExternalCustomerID: ext, Payload: act})
+	if err != nil {
+		return out, err
+	}
+	out.Status = st.Status
+	out.ReceiptURL += "?activation=" + url.QueryEscape(st.Key)
+	if ext != nil {
+		out.ReceiptURL += "&external_customer_id=" + url.QueryEscape(*ext)
+	}
+	if st.Status == rail.Succeeded && x.ID != "" {
+		xw := x.Wire()
+		out.Subscription = &xw
+	}
+	return out, nil
+}
