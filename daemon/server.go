@@ -1,7 +1,6 @@
 package daemon
 
 import (
-	"html/template"
 	"log/slog"
 	"math"
 	"net/http"
@@ -34,8 +33,8 @@ type Server struct {
 	handler  http.Handler
 	oauth    *oauthServer
 	money    *moneyPath
-	// checkoutTmpl is the hosted checkout page.
-	checkoutTmpl *template.Template
+	// checkout renders the hosted checkout pages.
+	checkout *checkoutPages
 }
 
 // NewServer builds the route table and middleware over db; cfg must be
@@ -49,7 +48,7 @@ func NewServer(cfg Config, db *store.DB, log *slog.Logger, limiter ratelimit.Lim
 		checker: entitlements.NewChecker(db), metrics: newMetrics(db), baseURL: cfg.BaseURL}
 	s.oauth = newOAuthServer(s)
 	s.money = s.newMoney()
-	s.checkoutTmpl = parseCheckoutTemplate()
+	s.checkout = parseCheckoutTemplate()
 	mux := http.NewServeMux()
 	for _, rt := range append(s.routes(), s.oauthRoutes()...) {
 		h := s.route(rt)
@@ -92,7 +91,7 @@ func (s *Server) routes() []route {
 		{pattern: "GET /healthz", plain: s.healthz},
 		{pattern: "GET /readyz", plain: s.readyz},
 		{pattern: "GET /metrics", plain: s.metricsHandler, compress: true},
-		{pattern: "GET /checkout/{id}", plain: s.checkoutPage, compress: true},
+		{pattern: "GET /checkout/{id}", plain: s.checkoutPage},
 
 		{pattern: "POST /v1/invoices", class: ratelimit.ClassCreate, creates: true, api: s.createInvoice},
 		{pattern: "GET /v1/invoices", class: ratelimit.ClassList, api: s.listInvoices, compress: true},

@@ -53,7 +53,18 @@ type Input struct {
 // JSON object (the daemon turns the form into one).
 func Decode(o *fields.Object) (Input, error) {
 	in := Input{Payer: o.RequiredString("payer", 0, 0), ExternalCustomerID: o.String("external_customer_id", 0, 0)}
-	return in, o.Err()
+	if err := o.Err(); err != nil {
+		return in, err
+	}
+	// A form field is not checked by the JSON decoder: refuse what the
+	// database could not store rather than fail on it.
+	if !validText(in.Payer) {
+		return in, apperr.Field("payer", "must be valid UTF-8 text without NUL")
+	}
+	if in.ExternalCustomerID != nil && !validText(*in.ExternalCustomerID) {
+		return in, apperr.Field("external_customer_id", "must be valid UTF-8 text without NUL")
+	}
+	return in, nil
 }
 
 // railFor returns the rail of s's mode, or payment_failed.
@@ -89,6 +100,9 @@ func failed(st rail.Settlement) error {
 // resource_not_found, invalid_request (payer), payment_failed (402, naming
 // the rail's reason).
 func (e Env) PayInvoice(ctx context.Context, invoiceID string, in Input) (payments.Payment, invoices.Invoice, error) {
+	if !validText(invoiceID) {
+		return payments.Payment{}, invoices.Invoice{}, apperr.New(apperr.ResourceNotFound, "no such invoice")
+	}
 	inv, ok, err := invoices.Get(ctx, e.DB, invoiceID)
 	if err != nil {
 		return payments.Payment{}, invoices.Invoice{}, err
@@ -187,6 +201,9 @@ func (e Env) payeeOf(ctx context.Context, s tenant.Scope, snapshot *string) (str
 // payment_failed (402) or already_subscribed (409: the customer has a live
 // subscription to the plan).
 func (e Env) Subscribe(ctx context.Context, planID string, in Input) (subscriptions.Subscription, error) {
+	if !validText(planID) {
+		return subscriptions.Subscription{}, apperr.New(apperr.ResourceNotFound, "no such plan")
+	}
 	p, ok, err := plans.Get(ctx, e.DB, planID)
 	if err != nil {
 		return subscriptions.Subscription{}, err
