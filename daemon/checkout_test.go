@@ -303,7 +303,7 @@ func TestCheckoutMeteredPlanPages(t *testing.T) {
 		}
 		x := f.subscribe(pl.ID, rail.WalletSucceeds, "")
 		f.page("/checkout/"+pl.ID+"?subscription="+x.ID).is(t, 200, []string{`<dd id="subscription-status">active</dd>`,
-			`<dd id="next-charge">this period&#39;s usage, up to 50.00 USDC, after`}, "<form", `id="payment-id"`)
+			`<dd id="next-charge">This period&#39;s usage, up to 50.00 USDC, after`}, "<form", `id="payment-id"`)
 	}
 }
 

@@ -196,7 +196,7 @@ func subscriptionReceipt(v *checkoutView, pg checkout.PlanPage, x *checkout.Page
 	case x.Status == subscriptions.Active && x.CurrentPeriodEnd != nil:
 		f := timeFact("Next charge", "next-charge", *x.CurrentPeriodEnd, day)
 		if pg.UsageType == plans.Metered {
-			f.Value = "this period's usage, up to " + usdc(pg.Amount) + ", after " + f.Value
+			f.Value = "This period's usage, up to " + usdc(pg.Amount) + ", after " + f.Value
 		} else {
 			f.Value = usdc(pg.Amount) + " on " + f.Value
 		}
