@@ -3,6 +3,7 @@ package daemon_test
 import (
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -33,6 +34,9 @@ import (
 // application/json), then b.N plan checkouts (POST /checkout/{price}/pay,
 // each a new customer: a subscription and its first payment), and reports
 // each rate and the ratios to the invoice rate of the same run.
+//
+// The machine is shared: compare figures of one run (the page's p99 with
+// the static yardstick's), not across runs.
 
 const pageRate = 500
 
@@ -57,6 +61,21 @@ func BenchmarkCheckoutPage(b *testing.B) {
 	pl := f.plan(client.PlanParams{Name: "Usage", Amount: "50000000", Interval: "month", UsageType: "metered", Meter: m.ID,
 		PricingModel: []byte(`{"kind":"tiered","mode":"graduated","tiers":[{"upTo":1000,"unitAmount":10},{"upTo":100000,"unitAmount":5},{"upTo":null,"unitAmount":1}]}`)})
 	x := f.subscribe(pl.ID, rail.WalletSucceeds, "bench-customer")
+	// The yardstick, in the same run: the open invoice's bytes from a bare
+	// net/http handler, i.e. what this machine's load generator, loopback
+	// and scheduler cost at this rate without tollgate.
+	static := f.page("/checkout/" + open.ID).body
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		io.WriteString(w, static)
+	})}
+	go srv.Serve(ln)
+	defer srv.Close()
+	b.Run("static-yardstick", func(b *testing.B) { openLoopGET(b, "http://"+ln.Addr().String()+"/", pageRate) })
 	for _, c := range []struct{ name, path string }{
 		{"invoice-open", "/checkout/" + open.ID},
 		{"invoice-paid", "/checkout/" + paid.ID},

@@ -131,6 +131,50 @@ func (t *Test) settle(ctx context.Context, tx *store.Tx, r Request) (Settlement,
 	return s, true, nil
 }
 
+// SettleTx implements Local: the request is settled in the caller's
+// transaction, in one statement when its key is new. WalletTransientOnce
+// keeps its lost first answer: its operations settle on the rail's own
+// transaction and are asked again, as an outside rail's would be.
+func (t *Test) SettleTx(ctx context.Context, tx *store.Tx, r Request) (Settlement, error) {
+	if r.Payer == WalletTransientOnce && r.Kind != Refund {
+		return SettleOne(ctx, t, r)
+	}
+	status, reason, err := t.decide(ctx, tx, r)
+	if err != nil {
+		return Settlement{}, err
+	}
+	s := Settlement{Key: r.Key, Kind: r.Kind, Nonce: r.Nonce, Payer: r.Payer, Payee: r.Payee, Amount: r.Amount,
+		Status: status, Reason: reason, TxHash: txHash(r.Scope, r.Key), At: r.At.Truncate(time.Microsecond), Network: "test"}
+	var reasonArg *string
+	if reason != "" {
+		reasonArg = &reason
+	}
+	// A settlement already made under the key answers (and for a payment,
+	// one already made for the invoice): the insert does nothing then, and
+	// a second statement, which sees what a concurrent one committed, reads
+	// it.
+	var inserted int
+	err = tx.GetContext(ctx, &inserted, `WITH ins AS (
+			INSERT INTO rail_settlements (merchant_id, mode, key, kind, nonce, payer, payee, amount, status, reason, tx_hash, settled_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) ON CONFLICT DO NOTHING RETURNING 1
+		) SELECT count(*) FROM ins`,
+		r.Scope.MerchantID, r.Scope.Mode, r.Key, r.Kind, r.Nonce, r.Payer, r.Payee, r.Amount, status, reasonArg, s.TxHash, s.At)
+	if err != nil || inserted == 1 {
+		return s, store.Translate(err)
+	}
+	var rows []settlementRow
+	err = tx.SelectContext(ctx, &rows, `SELECT `+settlementColumns+` FROM rail_settlements WHERE merchant_id = $1 AND mode = $2
+			AND (key = $3 OR (kind = 'pay' AND $4 = 'pay' AND nonce = $5 AND status = 'succeeded'))
+		ORDER BY key = $3 DESC LIMIT 1`, r.Scope.MerchantID, r.Scope.Mode, r.Key, r.Kind, r.Nonce)
+	if err != nil {
+		return Settlement{}, store.Translate(err)
+	}
+	if len(rows) == 0 {
+		return Settlement{}, fmt.Errorf("%w: settlement %s conflicts with one not yet visible", ErrTransient, r.Key)
+	}
+	return rows[0].settlement(), nil
+}
+
 // decide applies the payer's behaviour. n counts the earlier operations on
 // the same authorization (activation first).
 func (t *Test) decide(ctx context.Context, tx *store.Tx, r Request) (status, reason string, err error) {
