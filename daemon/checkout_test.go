@@ -371,3 +371,41 @@ func TestCheckoutFormsFollowTheBaseURLPath(t *testing.T) {
 		t.Fatalf("redirect %d %q", p.status, p.header.Get("Location"))
 	}
 }
+
+// A checkout found already_subscribed only when recording (the test rail
+// settles in the same transaction) leaves no settlement behind; a declined
+// one keeps its settlement, so asking again is declined the same way.
+func TestCheckoutSettlementsFollowTheirRecords(t *testing.T) {
+	t.Parallel()
+	f := setupMoney(t)
+	pl := f.plan(client.PlanParams{Name: "Monthly", Amount: "3000000", Interval: "month"})
+	settlements := func() int {
+		t.Helper()
+		var n int
+		if err := f.db.GetContext(f.ctx, &n, `SELECT count(*) FROM rail_settlements WHERE merchant_id = $1`, f.m); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	f.subscribe(pl.ID, rail.WalletSucceeds, "u_1")
+	for range 2 {
+		_, err := f.c.Pay(f.ctx, pl.ID, client.CheckoutParams{Payer: rail.WalletSucceeds, ExternalCustomerID: "u_1"})
+		apiErr(t, err, 409, "already_subscribed")
+	}
+	if n := settlements(); n != 1 {
+		t.Fatalf("%d settlements after two refused checkouts", n)
+	}
+	inv, err := f.c.CreateInvoice(f.ctx, client.InvoiceParams{Amount: "1000000", Description: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		_, err := f.c.Pay(f.ctx, inv.ID, client.CheckoutParams{Payer: rail.WalletInsufficient})
+		if e := apiErr(t, err, 402, "payment_failed"); !strings.Contains(e.Message, "insufficient_funds") {
+			t.Fatalf("message %q", e.Message)
+		}
+	}
+	if n := settlements(); n != 2 {
+		t.Fatalf("%d settlements after a declined payment asked twice", n)
+	}
+}
