@@ -146,3 +146,26 @@ func TestFullPoolOfTransactionsDoesNotDeadlock(t *testing.T) {
 		}
 	}
 }
+
+// More distinct queries than the cache holds: the least recently used are
+// closed, so a connection never holds more than the cache, and every query
+// still answers.
+func TestStatementCacheEvicts(t *testing.T) {
+	t.Parallel()
+	db := open(t)
+	ctx := context.Background()
+	db.SetMaxOpenConns(1)
+	for i := range 400 {
+		var v int
+		if err := db.GetContext(ctx, &v, fmt.Sprintf(`SELECT %d + $1::int`, i), 1); err != nil || v != i+1 {
+			t.Fatalf("query %d: %d %v", i, v, err)
+		}
+	}
+	var n int
+	if err := db.DB.GetContext(ctx, &n, `SELECT count(*) FROM pg_prepared_statements`); err != nil {
+		t.Fatal(err)
+	}
+	if n < 100 || n > 256 {
+		t.Fatalf("%d statements prepared on the connection", n)
+	}
+}
