@@ -1,6 +1,7 @@
 package daemon_test
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 	"strings"
@@ -295,5 +296,36 @@ func TestCheckoutSettlementsFollowTheirRecords(t *testing.T) {
 	}
 	if n := settlements(); n != 2 {
 		t.Fatalf("%d settlements after a declined payment asked twice", n)
+	}
+}
+
+// More concurrent payments than the pool has connections, each with the
+// wallet whose first answer the rail loses: every one is paid (a
+// transaction never waits for a second connection of the pool).
+func TestCheckoutManyConcurrentTransientPayments(t *testing.T) {
+	t.Parallel()
+	f := setupMoney(t, func(c *daemon.Config) { c.RateLimits = false })
+	const n = 48
+	ids := make([]string, n)
+	for i := range ids {
+		inv, err := f.c.CreateInvoice(f.ctx, client.InvoiceParams{Amount: "1000000", Description: "burst"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids[i] = inv.ID
+	}
+	ctx, cancel := context.WithTimeout(f.ctx, 60*time.Second)
+	defer cancel()
+	errs := make(chan error, n)
+	for _, id := range ids {
+		go func() {
+			_, err := f.c.Pay(ctx, id, client.CheckoutParams{Payer: rail.WalletTransientOnce})
+			errs <- err
+		}()
+	}
+	for range n {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
 	}
 }

@@ -133,12 +133,10 @@ func (t *Test) settle(ctx context.Context, tx *store.Tx, r Request) (Settlement,
 
 // SettleTx implements Local: the request is settled in the caller's
 // transaction, in one statement when its key is new. WalletTransientOnce
-// keeps its lost first answer: its operations settle on the rail's own
-// transaction and are asked again, as an outside rail's would be.
+// loses the first answer for a new key here too, and the settlement is
+// asked for again under the same key, in the same transaction (never on a
+// connection of its own: a full pool of transactions would wait forever).
 func (t *Test) SettleTx(ctx context.Context, tx *store.Tx, r Request) (Settlement, error) {
-	if r.Payer == WalletTransientOnce && r.Kind != Refund {
-		return SettleOne(ctx, t, r)
-	}
 	status, reason, err := t.decide(ctx, tx, r)
 	if err != nil {
 		return Settlement{}, err
@@ -159,8 +157,11 @@ func (t *Test) SettleTx(ctx context.Context, tx *store.Tx, r Request) (Settlemen
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) ON CONFLICT DO NOTHING RETURNING 1
 		) SELECT count(*) FROM ins`,
 		r.Scope.MerchantID, r.Scope.Mode, r.Key, r.Kind, r.Nonce, r.Payer, r.Payee, r.Amount, status, reasonArg, s.TxHash, s.At)
-	if err != nil || inserted == 1 {
-		return s, store.Translate(err)
+	if err != nil {
+		return Settlement{}, store.Translate(err)
+	}
+	if inserted == 1 && (r.Payer != WalletTransientOnce || r.Kind == Refund) {
+		return s, nil
 	}
 	var rows []settlementRow
 	err = tx.SelectContext(ctx, &rows, `SELECT `+settlementColumns+` FROM rail_settlements WHERE merchant_id = $1 AND mode = $2
