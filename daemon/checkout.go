@@ -47,7 +47,7 @@ func parseCheckoutTemplate() *checkoutPages {
 		tmpl:    template.Must(template.New("checkout").Parse(checkoutHTML)),
 		buffers: &sync.Pool{New: func() any { return new(bytes.Buffer) }},
 		csp: "default-src 'none'; style-src 'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) +
-			"'; img-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
+			"'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
 	}
 }
 
