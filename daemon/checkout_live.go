@@ -22,6 +22,7 @@ import (
 	"github.com/tollgatehq/tollgate/internal/rail"
 	"github.com/tollgatehq/tollgate/internal/subscriptions"
 	"github.com/tollgatehq/tollgate/internal/tenant"
+	"github.com/tollgatehq/tollgate/internal/wallet"
 	"github.com/tollgatehq/tollgate/internal/wire"
 )
 
@@ -33,25 +34,15 @@ import (
 //go:embed pages/checkout_live.html pages/checkout_live.js
 var liveFS embed.FS
 
-// liveScript is the live section's script; liveCSP the page's policy
-// when it carries it.
-var liveScript, liveCSP = func() (string, string) {
+// liveScript is the live section's script and its CSP source
+// expression ('sha256-…').
+func liveScript() (template.JS, string) {
 	b, err := liveFS.ReadFile("pages/checkout_live.js")
 	if err != nil {
 		panic(err)
 	}
 	sum := sha256.Sum256(b)
-	return string(b), "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; script-src 'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) +
-		"'; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
-}()
-
-// checkoutCSP is the page's Content-Security-Policy: no script at all
-// unless it carries the live section.
-func checkoutCSP(v checkoutView) string {
-	if v.Live != nil {
-		return liveCSP
-	}
-	return staticCSP
+	return template.JS(b), "'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'"
 }
 
 // withLiveSection adds the live section's template to the page's.
@@ -71,12 +62,12 @@ type liveView struct {
 // configured: the wallet button on an open invoice or a plan, or the state
 // of a payment or activation awaiting confirmations.
 func (s *Server) liveSection(r *http.Request, id string, v *checkoutView) error {
-	if s.onchain == nil || !v.Found || v.Test {
+	if s.onchain == nil || v.Kind == "" || v.Test {
 		return nil
 	}
 	ctx := r.Context()
 	lv := &liveView{AuthorizationURL: "/checkout/" + url.PathEscape(id) + "/authorization", Network: s.onchain.Network(),
-		ChainID: s.onchain.ChainID(), Confirmations: s.onchain.Confirmations(), Script: template.JS(liveScript)}
+		ChainID: s.onchain.ChainID(), Confirmations: s.onchain.Confirmations(), Script: s.checkout.liveScript}
 	switch {
 	case strings.HasPrefix(id, "inv_"):
 		inv, ok, err := invoices.Get(ctx, s.db, id)
@@ -137,15 +128,18 @@ func (s *Server) showActivation(ctx context.Context, p plans.Plan, key string, l
 		lv.Pending, lv.TxHash = true, st.TxHash
 		return false, err
 	}
-	v.Status, v.Wallets = x.Status, nil
-	v.Receipt = []fact{{"Subscription", x.ID, "subscription-id"}, {"Status", x.Status, "subscription-status"}}
+	v.Status, v.StatusText, v.Wallets, v.Notice = x.Status, statusText(x.Status), nil, nil
+	v.ReceiptTitle = "Your subscription"
+	v.Receipt = []fact{{Label: "Subscription", Value: x.ID, ID: "subscription-id", Code: true},
+		{Label: "Status", Value: statusText(x.Status), ID: "subscription-status"}}
 	if x.Live() && x.CurrentPeriodEnd != nil {
-		v.Receipt = append(v.Receipt, fact{"Next charge", stamp(*x.CurrentPeriodEnd), "next-charge"})
+		v.Receipt = append(v.Receipt, timeFact("Next charge", "next-charge", *x.CurrentPeriodEnd, day))
 	}
 	if x.LatestPaymentID != nil {
-		v.Receipt = append(v.Receipt, fact{"Payment", *x.LatestPaymentID, "payment-id"})
+		v.Receipt = append(v.Receipt, fact{Label: "Payment", Value: *x.LatestPaymentID, ID: "payment-id", Code: true})
 	}
-	v.Receipt = append(v.Receipt, fact{"Transaction", st.TxHash, "tx-hash"}, fact{"Network", st.Network, "network"})
+	v.Receipt = append(v.Receipt, fact{Label: "Transaction", Value: st.TxHash, ID: "tx-hash", Code: true},
+		fact{Label: "Network", Value: networkText(st.Network), ID: "network"})
 	return true, nil
 }
 
@@ -194,7 +188,7 @@ func (s *Server) liveTargetOf(ctx context.Context, id string) (liveTarget, error
 		payee = *snapshot
 	} else {
 		var err error
-		if payee, err = s.payee(ctx, sc); err != nil {
+		if payee, err = wallet.Payee(ctx, s.db, sc); err != nil {
 			return t, err
 		}
 	}

@@ -30,7 +30,7 @@ func (s *Server) checkoutPay(w http.ResponseWriter, r *http.Request) {
 				if wantsJSON {
 					writeJSON(w, http.StatusOK, pay.Wire())
 				} else {
-					http.Redirect(w, r, "/checkout/"+url.PathEscape(id), http.StatusSeeOther)
+					http.Redirect(w, r, s.pagePath(id), http.StatusSeeOther)
 				}
 				return
 			}
@@ -40,7 +40,7 @@ func (s *Server) checkoutPay(w http.ResponseWriter, r *http.Request) {
 				if wantsJSON {
 					writeJSON(w, http.StatusOK, x.Wire())
 				} else {
-					http.Redirect(w, r, "/checkout/"+url.PathEscape(id)+"?subscription="+url.QueryEscape(x.ID), http.StatusSeeOther)
+					http.Redirect(w, r, s.pagePath(id)+"?subscription="+url.QueryEscape(x.ID), http.StatusSeeOther)
 				}
 				return
 			}
@@ -52,7 +52,11 @@ func (s *Server) checkoutPay(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, s.log, err)
 		return
 	}
-	s.renderCheckout(w, r, id, err)
+	ext := r.URL.Query().Get("external_customer_id")
+	if in.ExternalCustomerID != nil {
+		ext = *in.ExternalCustomerID
+	}
+	s.renderCheckout(w, r, id, ext, err)
 }
 
 func acceptsJSON(r *http.Request) bool {
@@ -90,6 +94,7 @@ func (s *Server) decodePayForm(w http.ResponseWriter, r *http.Request) (checkout
 			if v == "" && name == "external_customer_id" {
 				v = r.URL.Query().Get(name)
 			}
+			// json.Marshal would quietly replace invalid UTF-8.
 			if problem := fields.TextProblem(v); problem != "" {
 				return checkout.Input{}, apperr.Field(name, "%s", problem)
 			}

@@ -10,7 +10,6 @@ import (
 	"github.com/tollgatehq/tollgate/internal/subscriptions"
 	"github.com/tollgatehq/tollgate/internal/tenant"
 	"github.com/tollgatehq/tollgate/internal/testclock"
-	"github.com/tollgatehq/tollgate/internal/wallet"
 )
 
 // moneyPath is the daemon's money path: the rails, the billing engine and
@@ -26,7 +25,7 @@ func (s *Server) newMoney() *moneyPath {
 	m := &moneyPath{testRail: rail.NewTest(s.db), live: s.cfg.LiveRail}
 	m.biller = &subscriptions.Biller{DB: s.db, Rail: m.railFor, Clock: s.cfg.Clock,
 		Policy: subscriptions.Policy{Dunning: s.cfg.DunningSchedule, UsageGrace: s.cfg.UsageGrace}}
-	m.checkout = checkout.Env{DB: s.db, Rail: m.railFor, Now: s.scopeNow, Payee: s.payee, UsageGrace: s.cfg.UsageGrace, BaseURL: s.baseURL}
+	m.checkout = checkout.Env{DB: s.db, Rail: m.railFor, Clock: s.cfg.Clock.Now, UsageGrace: s.cfg.UsageGrace, BaseURL: s.baseURL}
 	return m
 }
 
@@ -37,26 +36,6 @@ func (m *moneyPath) railFor(mode tenant.Mode) (rail.Rail, bool) {
 		return m.testRail, true
 	}
 	return m.live, m.live != nil
-}
-
-// scopeNow is the time by a merchant's clock, for work that has no request
-// (checkout pages are public: no key carries the test clock).
-func (s *Server) scopeNow(sc tenant.Scope) time.Time {
-	now := s.cfg.Clock.Now()
-	if sc.Mode != tenant.Test {
-		return now
-	}
-	ahead, err := testclock.Ahead(context.Background(), s.db, sc.MerchantID)
-	if err != nil {
-		return now
-	}
-	return now.Add(ahead)
-}
-
-// payee is where a merchant's money settles: the wallet on file, or in test
-// mode a generated test wallet no one holds a key for.
-func (s *Server) payee(ctx context.Context, sc tenant.Scope) (string, error) {
-	return wallet.Payee(ctx, s.db, sc)
 }
 
 // billingJob is the subscription billing engine as a job of the runner.

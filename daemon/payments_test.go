@@ -23,7 +23,7 @@ type moneyFixture struct {
 	ctx context.Context
 }
 
-func setupMoney(t *testing.T, opts ...func(*daemon.Config)) *moneyFixture {
+func setupMoney(t testing.TB, opts ...func(*daemon.Config)) *moneyFixture {
 	t.Helper()
 	b := setup(t, opts...)
 	m := b.merchant("Acme Widgets")

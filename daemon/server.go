@@ -1,7 +1,6 @@
 package daemon
 
 import (
-	"html/template"
 	"log/slog"
 	"math"
 	"net/http"
@@ -37,8 +36,8 @@ type Server struct {
 	money    *moneyPath
 	// onchain is live mode's on-chain rail, nil without a chain.
 	onchain *chainrail.Rail
-	// checkoutTmpl is the hosted checkout page.
-	checkoutTmpl *template.Template
+	// checkout renders the hosted checkout pages.
+	checkout *checkoutPages
 	// mcp is the tool server's SDK handler; toolsByName its registry.
 	mcp         http.Handler
 	toolsByName map[string]tool
@@ -61,7 +60,7 @@ func NewServer(cfg Config, db *store.DB, log *slog.Logger, limiter ratelimit.Lim
 		s.registerChainMetrics()
 	}
 	s.money = s.newMoney()
-	s.checkoutTmpl = withLiveSection(parseCheckoutTemplate())
+	s.checkout = parseCheckoutTemplate()
 	s.toolsByName = map[string]tool{}
 	for _, t := range toolTable() {
 		s.toolsByName[t.name] = t
@@ -106,7 +105,8 @@ type route struct {
 	api     apiFunc         // authenticated /v1 handler
 	plain   http.HandlerFunc
 	// missing answers a plain route whose path segment cannot name anything
-	// (see checkPath); nil: the JSON 404.
+	// (see checkText); nil: the JSON 404. A route with one is a page: the
+	// text of its query is its own to check.
 	missing http.HandlerFunc
 	// compress gzips the response for clients that accept it: only routes
 	// whose answers run to kilobytes, since each gzip writer costs ~1 MiB of
@@ -120,7 +120,7 @@ func (s *Server) routes() []route {
 		{pattern: "GET /healthz", plain: s.healthz},
 		{pattern: "GET /readyz", plain: s.readyz},
 		{pattern: "GET /metrics", plain: s.metricsHandler, compress: true},
-		{pattern: "GET /checkout/{id}", plain: s.checkoutPage, missing: s.checkoutNotFound, compress: true},
+		{pattern: "GET /checkout/{id}", plain: s.checkoutPage, missing: s.checkoutNotFound},
 
 		{pattern: "POST /v1/invoices", class: ratelimit.ClassCreate, creates: true, api: s.createInvoice},
 		{pattern: "GET /v1/invoices", class: ratelimit.ClassList, api: s.listInvoices, compress: true},
@@ -149,7 +149,7 @@ func (s *Server) routes() []route {
 		{pattern: "GET /v1/subscriptions/{id}/upcoming", class: ratelimit.ClassList, api: s.upcomingCharge},
 		{pattern: "GET /v1/test_helpers/clock", class: ratelimit.ClassList, api: s.getTestClock},
 		{pattern: "POST /v1/test_helpers/clock/advance", class: ratelimit.ClassCreate, creates: true, api: s.advanceTestClock},
-		{pattern: "POST /checkout/{id}/pay", plain: s.checkoutPay},
+		{pattern: "POST /checkout/{id}/pay", plain: s.checkoutPay, missing: s.checkoutNotFound},
 		// Live mode's wallet checkout (checkout_live.go).
 		{pattern: "GET /checkout/{id}/authorization", plain: s.checkoutAuthorizationTerms},
 		{pattern: "POST /checkout/{id}/authorization", plain: s.checkoutAuthorize},
@@ -184,15 +184,19 @@ func (s *Server) route(rt route) http.Handler {
 			info.pattern = rt.pattern
 		}
 		if rt.plain != nil {
-			if err := checkText(r, segments); err != nil {
-				if rt.missing != nil && apperr.CodeOf(err) == apperr.ResourceNotFound {
-					dropBody(w, r)
-					rt.missing(w, r)
-					return
-				}
+			err := checkText(r, segments)
+			switch {
+			case err == nil:
+			case rt.missing != nil && apperr.CodeOf(err) == apperr.ResourceNotFound:
+				dropBody(w, r)
+				rt.missing(w, r)
+				return
+			case rt.missing == nil:
 				s.refuse(w, r, err)
 				return
 			}
+			// A page (a route with its own not-found) reads its own query
+			// and passes over what is not text.
 			rt.plain(w, r)
 			return
 		}

@@ -57,6 +57,9 @@ func (c *specCheck) load() routers.Router {
 			c.t.Errorf("/openapi.json is not a valid OpenAPI document: %v", err)
 			return
 		}
+		// Requests come to the daemon itself; a base URL's path is a
+		// proxy's, so routes match on their paths alone.
+		doc.Servers = nil
 		if c.router, err = legacy.NewRouter(doc); err != nil {
 			c.t.Errorf("routing /openapi.json: %v", err)
 		}

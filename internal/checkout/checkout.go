@@ -1,28 +1,28 @@
 // Package checkout is what happens when a customer pays at a checkout_url:
-// an invoice is paid (PayInvoice) or a plan is subscribed to (Subscribe).
-// Each asks the rail first, under a key derived from what is being paid,
-// then records the outcome with its event in one transaction; asking again
-// (a double submit, a retry after a crash) gets the same settlement from
-// the rail and never charges twice.
+// an invoice is paid (PayInvoice) or a plan is subscribed to (Subscribe);
+// and what the hosted page shows (LoadInvoicePage, LoadPlanPage).
+//
+// Every settlement is made under a key derived from what is being paid, so
+// asking again (a double submit, a retry after a crash) gets the same
+// settlement and never charges twice. A rail whose ledger is in this
+// database (rail.Local: test mode) settles in the same transaction that
+// records the outcome and its event; another rail is asked first, then the
+// outcome is recorded in one transaction; a rail that answers pending (the
+// live rail awaiting confirmations) has its outcome recorded later, by its
+// settlement worker (RecordInvoicePayment, RecordActivation).
 package checkout
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"time"
 
 	"github.com/tollgatehq/tollgate/internal/apperr"
-	"github.com/tollgatehq/tollgate/internal/customers"
-	"github.com/tollgatehq/tollgate/internal/events"
 	"github.com/tollgatehq/tollgate/internal/fields"
-	"github.com/tollgatehq/tollgate/internal/invoices"
-	"github.com/tollgatehq/tollgate/internal/payments"
-	"github.com/tollgatehq/tollgate/internal/plans"
 	"github.com/tollgatehq/tollgate/internal/rail"
 	"github.com/tollgatehq/tollgate/internal/store"
-	"github.com/tollgatehq/tollgate/internal/subscriptions"
 	"github.com/tollgatehq/tollgate/internal/tenant"
+	"github.com/tollgatehq/tollgate/internal/wallet"
 )
 
 // Env is what checkout needs beyond the request.
@@ -31,10 +31,9 @@ type Env struct {
 	// Rail is the rail of a mode; ok=false when it has none (live mode
 	// without a chain): paying then fails with payment_failed.
 	Rail func(tenant.Mode) (rail.Rail, bool)
-	// Now is the time by the merchant's clock.
-	Now func(tenant.Scope) time.Time
-	// Payee is where a merchant's money goes (its settlement wallet).
-	Payee func(ctx context.Context, s tenant.Scope) (string, error)
+	// Clock is the wall clock; a test-mode merchant's time runs ahead of
+	// it by its test clock.
+	Clock func() time.Time
 	// UsageGrace delays a metered period's rating past its end.
 	UsageGrace time.Duration
 	// BaseURL prefixes checkout links in the objects events carry.
@@ -63,7 +62,20 @@ type SubscriptionPayload interface {
 // JSON object (the daemon turns the form into one).
 func Decode(o *fields.Object) (Input, error) {
 	in := Input{Payer: o.RequiredString("payer", 0, 0), ExternalCustomerID: o.String("external_customer_id", 0, 0)}
-	return in, o.Err()
+	if err := o.Err(); err != nil {
+		return in, err
+	}
+	// A form field is not checked by the JSON decoder: refuse what the
+	// database could not store rather than fail on it.
+	if problem := fields.TextProblem(in.Payer); problem != "" {
+		return in, apperr.Field("payer", "%s", problem)
+	}
+	if in.ExternalCustomerID != nil {
+		if problem := fields.TextProblem(*in.ExternalCustomerID); problem != "" {
+			return in, apperr.Field("external_customer_id", "%s", problem)
+		}
+	}
+	return in, nil
 }
 
 // railFor returns the rail of s's mode, or payment_failed.
@@ -91,234 +103,30 @@ func failed(st rail.Settlement) error {
 	return apperr.New(apperr.PaymentFailed, "payment failed: %s", st.Reason)
 }
 
-// PayInvoice pays the open invoice with id (any merchant: checkout links
-// are public and ids unguessable) from the payer's wallet, and records the
-// payment, the invoice paid and invoice.paid in one transaction. Paying an
-// invoice the same payer already paid returns that payment; an invoice paid
-// by someone else, or void, is invoice_not_open (409). Fails with
-// resource_not_found, invalid_request (payer), payment_failed (402, naming
-// the rail's reason, or saying the payment awaits confirmation).
-func (e Env) PayInvoice(ctx context.Context, invoiceID string, in Input) (payments.Payment, invoices.Invoice, error) {
-	st, p, inv, err := e.SubmitInvoice(ctx, invoiceID, in)
-	if err == nil && st.Status == rail.Pending {
-		err = apperr.New(apperr.PaymentFailed, "the payment is submitted and awaits confirmation on chain")
+// terms are the payee and the time of an operation of s: the payee
+// snapshotted on the object when it was created, else the wallet on file
+// (wallet.PayeeOf), and the wall clock moved by a test-mode merchant's test
+// clock. The wallet and the clock are read in one statement: the pay path
+// runs many statements to a request, and each costs a round trip.
+func (e Env) terms(ctx context.Context, q store.Querier, s tenant.Scope, snapshot *string) (payee string, now time.Time, err error) {
+	var row struct {
+		Wallet  *string `db:"wallet"`
+		AheadUS *int64  `db:"ahead_us"`
 	}
-	return p, inv, err
-}
-
-// SubmitInvoice is PayInvoice for a rail that may answer pending (the live
-// rail awaiting confirmations): it returns the rail's settlement too. A
-// succeeded one is recorded as PayInvoice records it; a pending one is not
-// recorded yet (the live rail's settlement worker records it with
-// RecordInvoicePayment once confirmed). Errors are PayInvoice's.
-func (e Env) SubmitInvoice(ctx context.Context, invoiceID string, in Input) (rail.Settlement, payments.Payment, invoices.Invoice, error) {
-	inv, ok, err := invoices.Get(ctx, e.DB, invoiceID)
+	err = q.GetContext(ctx, &row, `SELECT
+			(SELECT address FROM settlement_wallets WHERE merchant_id = $1 AND mode = $2 AND replaced_at IS NULL) AS wallet,
+			(SELECT ahead_us FROM test_clocks WHERE merchant_id = $1) AS ahead_us`, s.MerchantID, s.Mode)
 	if err != nil {
-		return rail.Settlement{}, payments.Payment{}, invoices.Invoice{}, err
+		return "", time.Time{}, store.Translate(err)
 	}
-	if !ok {
-		return rail.Settlement{}, payments.Payment{}, invoices.Invoice{}, apperr.New(apperr.ResourceNotFound, "no invoice %q", invoiceID)
-	}
-	s := inv.Scope()
-	who, err := payer(s, in.Payer)
-	if err != nil {
-		return rail.Settlement{}, payments.Payment{}, inv, err
-	}
-	if inv.Status == invoices.StatusVoid {
-		return rail.Settlement{}, payments.Payment{}, inv, apperr.New(apperr.InvoiceNotOpen, "invoice %s is void", inv.ID)
-	}
-	rl, err := e.railFor(s)
-	if err != nil {
-		return rail.Settlement{}, payments.Payment{}, inv, err
-	}
-	payee, err := e.payeeOf(ctx, s, inv.Payee)
-	if err != nil {
-		return rail.Settlement{}, payments.Payment{}, inv, err
-	}
-	if inv.Status == invoices.StatusPaid && in.Payload != nil {
-		// A live payment is never submitted for a paid invoice: the
-		// authorization would move the money a second time.
-		p, ok, err := payments.BySettlement(ctx, e.DB, s, "pay:"+inv.ID+":"+who)
-		if err == nil && !ok {
-			err = apperr.New(apperr.InvoiceNotOpen, "invoice %s is paid", inv.ID)
-		}
-		if err != nil {
-			return rail.Settlement{}, payments.Payment{}, inv, err
-		}
-		return rail.Settlement{Key: *p.SettlementKey, Status: rail.Succeeded, Payer: who}, p, inv, nil
-	}
-	// An invoice is paid at most once (the rail refuses a second payment
-	// of one invoice and answers the first): ask, then record.
-	st, err := rail.SettleOne(ctx, rl, rail.Request{Scope: s, Kind: rail.Pay, Key: "pay:" + inv.ID + ":" + who, Nonce: inv.ID,
-		Payer: who, Payee: payee, Amount: inv.Amount, At: e.Now(s), Payload: in.Payload})
-	if err != nil {
-		return st, payments.Payment{}, inv, err
-	}
-	if st.Status == rail.Failed {
-		return st, payments.Payment{}, inv, failed(st)
-	}
-	if st.Payer != who {
-		return st, payments.Payment{}, inv, apperr.New(apperr.InvoiceNotOpen, "invoice %s is paid", inv.ID)
-	}
-	if st.Status == rail.Pending {
-		return st, payments.Payment{}, inv, nil
-	}
-	var paid invoices.Invoice
-	p, err := store.InTx(ctx, e.DB, func(tx *store.Tx) (payments.Payment, error) {
-		var err error
-		var pay payments.Payment
-		pay, paid, err = e.RecordInvoicePayment(ctx, tx, st)
-		return pay, err
-	})
-	if apperr.CodeOf(err) == apperr.InvoiceNotOpen && paid.Status == invoices.StatusVoid && in.Payload == nil {
-		// Voided while the rail settled: the money goes back.
-		if _, rerr := rail.SettleOne(ctx, rl, rail.Request{Scope: s, Kind: rail.Refund, Key: "void:" + st.Key, Nonce: st.Key,
-			Payer: st.Payee, Payee: st.Payer, Amount: st.Amount, At: e.Now(s)}); rerr != nil {
-			return st, payments.Payment{}, paid, rerr
-		}
-	}
-	return st, p, paid, err
-}
-
-// RecordInvoicePayment records in tx a succeeded settlement of the invoice
-// st.Nonce, once: the payment, the invoice paid and invoice.paid. The same
-// settlement recorded again returns its payment. It fails with
-// invoice_not_open when the invoice is void, or paid by another
-// settlement (the invoice is returned then).
-func (e Env) RecordInvoicePayment(ctx context.Context, tx *store.Tx, st rail.Settlement) (payments.Payment, invoices.Invoice, error) {
-	return e.recordInvoicePayment(ctx, tx, st.Nonce, st)
-}
-
-// recordInvoicePayment records a succeeded settlement of the invoice, once.
-func (e Env) recordInvoicePayment(ctx context.Context, tx *store.Tx, invoiceID string, st rail.Settlement) (payments.Payment, invoices.Invoice, error) {
-	inv, ok, err := invoices.Lock(ctx, tx, invoiceID)
-	if err != nil || !ok {
-		return payments.Payment{}, inv, err
-	}
-	s := inv.Scope()
-	if inv.Status == invoices.StatusPaid {
-		if p, ok, err := payments.BySettlement(ctx, tx, s, st.Key); err != nil || ok {
-			return p, inv, err
-		}
-		return payments.Payment{}, inv, apperr.New(apperr.InvoiceNotOpen, "invoice %s is paid", inv.ID)
-	}
-	if inv.Status != invoices.StatusOpen {
-		return payments.Payment{}, inv, apperr.New(apperr.InvoiceNotOpen, "invoice %s is %s", inv.ID, inv.Status)
-	}
-	p := payments.FromSettlement(s, st)
-	p.InvoiceID = &inv.ID
-	p, _, err = payments.Insert(ctx, tx, p)
-	if err != nil {
-		return payments.Payment{}, inv, err
-	}
-	if inv, err = invoices.MarkPaid(ctx, tx, inv, p.ID, st.At); err != nil {
-		return payments.Payment{}, inv, err
-	}
-	_, err = events.Emit(ctx, tx, s, events.InvoicePaid, st.At, inv.Wire(e.BaseURL))
-	return p, inv, err
-}
-
-func (e Env) payeeOf(ctx context.Context, s tenant.Scope, snapshot *string) (string, error) {
 	if snapshot != nil {
-		return *snapshot, nil
+		payee = *snapshot
+	} else if payee, err = wallet.PayeeOf(s, row.Wallet); err != nil {
+		return "", time.Time{}, err
 	}
-	return e.Payee(ctx, s)
-}
-
-// Subscribe subscribes a customer (by external id, default the payer) to
-// the plan with id (any merchant) from the payer's wallet: the rail
-// activates the authorization (with the first period's charge for a
-// licensed plan), then the subscription, its first payment,
-// subscription.active and the plan's entitlements are recorded in one
-// transaction. Fails with resource_not_found, invalid_request,
-// payment_failed (402) or already_subscribed (409: the customer has a live
-// subscription to the plan).
-func (e Env) Subscribe(ctx context.Context, planID string, in Input) (subscriptions.Subscription, error) {
-	st, x, err := e.SubmitSubscription(ctx, planID, in)
-	if err == nil && st.Status == rail.Pending {
-		err = apperr.New(apperr.PaymentFailed, "the activation is submitted and awaits confirmation on chain")
+	now = e.Clock()
+	if s.Mode == tenant.Test && row.AheadUS != nil {
+		now = now.Add(time.Duration(*row.AheadUS) * time.Microsecond)
 	}
-	return x, err
-}
-
-// SubmitSubscription is Subscribe for a rail that may answer pending (the
-// live rail awaiting confirmations): it returns the rail's settlement too.
-// A pending activation records nothing yet (the live rail's settlement
-// worker records it with RecordActivation once confirmed). Errors are
-// Subscribe's.
-func (e Env) SubmitSubscription(ctx context.Context, planID string, in Input) (rail.Settlement, subscriptions.Subscription, error) {
-	p, ok, err := plans.Get(ctx, e.DB, planID)
-	if err != nil {
-		return rail.Settlement{}, subscriptions.Subscription{}, err
-	}
-	if !ok {
-		return rail.Settlement{}, subscriptions.Subscription{}, apperr.New(apperr.ResourceNotFound, "no plan %q", planID)
-	}
-	s := p.Scope()
-	who, err := payer(s, in.Payer)
-	if err != nil {
-		return rail.Settlement{}, subscriptions.Subscription{}, err
-	}
-	rl, err := e.railFor(s)
-	if err != nil {
-		return rail.Settlement{}, subscriptions.Subscription{}, err
-	}
-	ext := who
-	if in.ExternalCustomerID != nil && *in.ExternalCustomerID != "" {
-		ext = *in.ExternalCustomerID
-	}
-	c, err := customers.Upsert(ctx, e.DB, s, ext)
-	if err != nil {
-		return rail.Settlement{}, subscriptions.Subscription{}, err
-	}
-	if _, live, err := subscriptions.LiveFor(ctx, e.DB, p, c.ID); err != nil || live {
-		if err == nil {
-			err = apperr.New(apperr.AlreadySubscribed, "customer %s already has a live subscription to %s", c.ID, p.ID)
-		}
-		return rail.Settlement{}, subscriptions.Subscription{}, err
-	}
-	n, err := subscriptions.ActivationIndex(ctx, e.DB, p, c.ID)
-	if err != nil {
-		return rail.Settlement{}, subscriptions.Subscription{}, err
-	}
-	payee, err := e.Payee(ctx, s)
-	if err != nil {
-		return rail.Settlement{}, subscriptions.Subscription{}, err
-	}
-	first := p.Amount
-	if p.UsageType == plans.Metered {
-		first = 0 // a metered plan only authorizes at checkout
-	}
-	key := fmt.Sprintf("act:%s:%s:%s:%d", p.ID, c.ID, who, n)
-	now := e.Now(s)
-	payload := in.Payload
-	if sp, ok := payload.(SubscriptionPayload); ok {
-		payload = sp.ForSubscription(p.ID, c.ID)
-	}
-	st, err := rail.SettleOne(ctx, rl, rail.Request{Scope: s, Kind: rail.Activate, Key: key, Nonce: key, Payer: who, Payee: payee,
-		Amount: first, At: now, Payload: payload})
-	if err != nil {
-		return st, subscriptions.Subscription{}, err
-	}
-	if st.Status == rail.Failed {
-		return st, subscriptions.Subscription{}, failed(st)
-	}
-	if st.Status == rail.Pending {
-		return st, subscriptions.Subscription{}, nil
-	}
-	x, err := store.InTx(ctx, e.DB, func(tx *store.Tx) (subscriptions.Subscription, error) {
-		return e.RecordActivation(ctx, tx, p, c.ID, st)
-	})
-	return st, x, err
-}
-
-// RecordActivation records in tx a succeeded activation of plan p for the
-// customer: the subscription, its first payment, subscription.active and
-// the plan's entitlements (see subscriptions.ActivateTx). The same
-// activation recorded twice returns the first subscription. It fails with
-// already_subscribed when the customer has another live subscription to p.
-func (e Env) RecordActivation(ctx context.Context, tx *store.Tx, p plans.Plan, customerID string, st rail.Settlement) (subscriptions.Subscription, error) {
-	x, _, err := subscriptions.ActivateTx(ctx, tx, subscriptions.ActivateInput{Plan: p, CustomerID: customerID, Payer: st.Payer,
-		Activation: st, UsageGrace: e.UsageGrace, Now: st.At})
-	return x, err
+	return payee, now, nil
 }

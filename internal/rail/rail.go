@@ -19,6 +19,7 @@ import (
 
 	"github.com/tollgatehq/tollgate/internal/apperr"
 	"github.com/tollgatehq/tollgate/internal/money"
+	"github.com/tollgatehq/tollgate/internal/store"
 	"github.com/tollgatehq/tollgate/internal/tenant"
 )
 
@@ -94,6 +95,18 @@ type Rail interface {
 	Settle(ctx context.Context, reqs []Request) ([]Settlement, error)
 	// Network names the rail on payments ("test" for the simulated rail).
 	Network() string
+}
+
+// Local is a rail whose ledger is in the caller's database (the test rail).
+// It can settle inside the caller's transaction, so an operation and its
+// record commit together: one commit instead of two, and no settlement
+// without its record to reconcile after a crash. SettleTx answers like
+// Settle for one request (the same key, the same settlement); with
+// ErrTransient the caller's transaction is to be abandoned and the payment
+// asked for again.
+type Local interface {
+	Rail
+	SettleTx(ctx context.Context, tx *store.Tx, req Request) (Settlement, error)
 }
 
 // ErrTransient marks a failure worth retrying at once with the same key.

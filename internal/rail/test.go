@@ -15,9 +15,10 @@ import (
 )
 
 // Test is the deterministic test-mode rail. Its ledger is the
-// rail_settlements table, written in transactions of its own (as an outside
-// system's would be), so a caller's crash after the rail answered is
-// recovered by asking again with the same key. What happens is decided by
+// rail_settlements table: Settle writes it in transactions of its own (as an
+// outside system's would be), so a caller's crash after the rail answered is
+// recovered by asking again with the same key; SettleTx writes it in the
+// caller's transaction (Local). What happens is decided by
 // the payer (the magic wallets of DESIGN.md):
 //
 //   - WalletSucceeds: every operation succeeds;
@@ -82,6 +83,55 @@ type settlementRow struct {
 func (r settlementRow) settlement() Settlement {
 	return Settlement{Key: r.Key, Kind: r.Kind, Nonce: r.Nonce, Payer: r.Payer, Payee: r.Payee, Amount: r.Amount,
 		Status: r.Status, Reason: r.Reason, TxHash: r.TxHash, At: r.At, Network: "test"}
+}
+
+// SettleTx implements Local: the request is settled in the caller's
+// transaction, in one statement when its key is new. WalletTransientOnce
+// loses the first answer for a new key here too, and the settlement is
+// asked for again under the same key, in the same transaction (never on a
+// connection of its own: a full pool of transactions would wait forever).
+func (t *Test) SettleTx(ctx context.Context, tx *store.Tx, r Request) (Settlement, error) {
+	n := 0
+	if r.Kind == Charge {
+		if err := tx.GetContext(ctx, &n, `SELECT count(*) FROM rail_settlements WHERE merchant_id = $1 AND mode = $2 AND nonce = $3 AND kind IN ('activate', 'charge')`,
+			r.Scope.MerchantID, r.Scope.Mode, r.Nonce); err != nil {
+			return Settlement{}, store.Translate(err)
+		}
+	}
+	status, reason := decide(r, n)
+	s := Settlement{Key: r.Key, Kind: r.Kind, Nonce: r.Nonce, Payer: r.Payer, Payee: r.Payee, Amount: r.Amount,
+		Status: status, Reason: reason, TxHash: txHash(r.Scope, r.Key), At: r.At.Truncate(time.Microsecond), Network: "test"}
+	var reasonArg *string
+	if reason != "" {
+		reasonArg = &reason
+	}
+	// A settlement already made under the key answers (and for a payment,
+	// one already made for the invoice): the insert does nothing then, and
+	// a second statement, which sees what a concurrent one committed, reads
+	// it.
+	var inserted int
+	err := tx.GetContext(ctx, &inserted, `WITH ins AS (
+			INSERT INTO rail_settlements (merchant_id, mode, key, kind, nonce, payer, payee, amount, status, reason, tx_hash, settled_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) ON CONFLICT DO NOTHING RETURNING 1
+		) SELECT count(*) FROM ins`,
+		r.Scope.MerchantID, r.Scope.Mode, r.Key, r.Kind, r.Nonce, r.Payer, r.Payee, r.Amount, status, reasonArg, s.TxHash, s.At)
+	if err != nil {
+		return Settlement{}, store.Translate(err)
+	}
+	if inserted == 1 && (r.Payer != WalletTransientOnce || r.Kind == Refund) {
+		return s, nil
+	}
+	var rows []settlementRow
+	err = tx.SelectContext(ctx, &rows, `SELECT `+settlementColumns+` FROM rail_settlements WHERE merchant_id = $1 AND mode = $2
+			AND (key = $3 OR (kind = 'pay' AND $4 = 'pay' AND nonce = $5 AND status = 'succeeded'))
+		ORDER BY key = $3 DESC LIMIT 1`, r.Scope.MerchantID, r.Scope.Mode, r.Key, r.Kind, r.Nonce)
+	if err != nil {
+		return Settlement{}, store.Translate(err)
+	}
+	if len(rows) == 0 {
+		return Settlement{}, fmt.Errorf("%w: settlement %s conflicts with one not yet visible", ErrTransient, r.Key)
+	}
+	return rows[0].settlement(), nil
 }
 
 // settle fills out for reqs in tx; lost is true when a new settlement's

@@ -28,8 +28,9 @@ type Querier interface {
 // transactions fire after they commit (see Tx.Notify).
 type DB struct {
 	*sqlx.DB
-	url string
-	hub *hub
+	url   string
+	hub   *hub
+	stmts *stmtCache
 }
 
 // Pool sizing: a daemon on a small machine. Idle connections equal open
@@ -56,7 +57,7 @@ func Open(ctx context.Context, url string) (*DB, error) {
 		db.Close()
 		return nil, fmt.Errorf("database unreachable: %s", oneLine(err))
 	}
-	return &DB{DB: db, url: url, hub: newHub(db)}, nil
+	return &DB{DB: db, url: url, hub: newHub(db), stmts: newStmtCache(db)}, nil
 }
 
 // URL is the connection string the pool was opened with, for the dedicated
@@ -66,6 +67,7 @@ func (db *DB) URL() string { return db.url }
 // Close stops the notifier and closes the pool.
 func (db *DB) Close() error {
 	db.hub.close()
+	db.stmts.close()
 	return db.DB.Close()
 }
 
@@ -73,6 +75,7 @@ func (db *DB) Close() error {
 type Tx struct {
 	*sqlx.Tx
 	notify map[string]bool
+	stmts  *stmtCache
 }
 
 // Notify asks that the subscribers of channel be woken once the transaction
@@ -110,7 +113,7 @@ func (db *DB) inTx(ctx context.Context, fn func(tx *Tx) error) error {
 	if err != nil {
 		return err
 	}
-	tx := &Tx{Tx: stx}
+	tx := &Tx{Tx: stx, stmts: db.stmts}
 	if err := fn(tx); err != nil {
 		_ = stx.Rollback()
 		return err

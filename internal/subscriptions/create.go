@@ -49,16 +49,24 @@ func ActivateTx(ctx context.Context, tx *store.Tx, in ActivateInput) (x Subscrip
 		next = end.Add(in.UsageGrace)
 	}
 	x.CurrentPeriodStart, x.CurrentPeriodEnd, x.NextActionAt = &start, &end, &next
+	// The first charge's payment is made up front, so the subscription is
+	// stored pointing at it: one statement fewer than an update after.
+	var first *payments.Payment
+	if in.Activation.Amount > 0 {
+		pay := payments.FromSettlement(s, in.Activation)
+		pay.SubscriptionID, pay.CustomerID, pay.PeriodStart, pay.PeriodEnd = &x.ID, x.CustomerID, x.CurrentPeriodStart, x.CurrentPeriodEnd
+		first, x.LatestPaymentID = &pay, &pay.ID
+	}
 	var rows []Subscription
 	err = tx.SelectContext(ctx, &rows, `INSERT INTO subscriptions (merchant_id, mode, id, plan_id, product_id, customer_id, payer, status,
 			usage_type, amount, interval, interval_days, meter_id, pricing_model, anchor, period_index, current_period_start,
-			current_period_end, next_action_at, authorization_key, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, 0, $16, $17, $18, $19, $20)
+			current_period_end, next_action_at, authorization_key, created_at, latest_payment_id)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, 0, $16, $17, $18, $19, $20, $21)
 		ON CONFLICT (merchant_id, mode, plan_id, customer_id) WHERE status IN ('active', 'past_due') DO NOTHING
 		RETURNING `+columns,
 		x.MerchantID, x.Mode, x.ID, x.PlanID, x.ProductID, x.CustomerID, x.Payer, x.Status, x.UsageType, x.Amount, x.Interval,
 		x.IntervalDays, x.MeterID, nullJSON(x.PricingModel), x.Anchor, x.CurrentPeriodStart, x.CurrentPeriodEnd, x.NextActionAt,
-		x.AuthorizationKey, x.CreatedAt)
+		x.AuthorizationKey, x.CreatedAt, x.LatestPaymentID)
 	if err != nil {
 		return Subscription{}, false, store.Translate(err)
 	}
@@ -75,16 +83,17 @@ func ActivateTx(ctx context.Context, tx *store.Tx, in ActivateInput) (x Subscrip
 		return Subscription{}, false, apperr.New(apperr.AlreadySubscribed, "customer %s already has a live subscription to %s", in.CustomerID, p.ID)
 	}
 	x = rows[0]
-	if in.Activation.Amount > 0 {
-		pay := payments.FromSettlement(s, in.Activation)
-		pay.SubscriptionID, pay.CustomerID, pay.PeriodStart, pay.PeriodEnd = &x.ID, x.CustomerID, x.CurrentPeriodStart, x.CurrentPeriodEnd
-		stored, _, err := payments.Insert(ctx, tx, pay)
+	if first != nil {
+		stored, _, err := payments.Insert(ctx, tx, *first)
 		if err != nil {
 			return Subscription{}, false, err
 		}
-		if err := tx.GetContext(ctx, &x, `UPDATE subscriptions SET latest_payment_id = $3 WHERE merchant_id = $1 AND id = $2 RETURNING `+columns,
-			s.MerchantID, x.ID, stored.ID); err != nil {
-			return Subscription{}, false, store.Translate(err)
+		if stored.ID != first.ID {
+			// The settlement was recorded before, by an earlier attempt.
+			if err := tx.GetContext(ctx, &x, `UPDATE subscriptions SET latest_payment_id = $3 WHERE merchant_id = $1 AND id = $2 RETURNING `+columns,
+				s.MerchantID, x.ID, stored.ID); err != nil {
+				return Subscription{}, false, store.Translate(err)
+			}
 		}
 	}
 	if _, err := events.Emit(ctx, tx, s, events.SubscriptionActive, now, x.Wire()); err != nil {

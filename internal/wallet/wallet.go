@@ -74,9 +74,19 @@ func Payee(ctx context.Context, q store.Querier, s tenant.Scope) (string, error)
 	if err != nil {
 		return "", store.Translate(err)
 	}
+	var onFile *string
+	if len(addrs) > 0 {
+		onFile = &addrs[0]
+	}
+	return PayeeOf(s, onFile)
+}
+
+// PayeeOf is Payee for a caller that read the address on file (nil for
+// none) itself, with other things in one statement.
+func PayeeOf(s tenant.Scope, onFile *string) (string, error) {
 	switch {
-	case len(addrs) > 0:
-		return addrs[0], nil
+	case onFile != nil:
+		return *onFile, nil
 	case s.Mode == tenant.Test:
 		return TestWallet(s.MerchantID).Hex(), nil
 	default:
