@@ -168,7 +168,10 @@ func (h liveHTTP) authorization(payer *ecdsa.PrivateKey, invoiceID string) strin
 
 func (h liveHTTP) events(typ string) int {
 	h.t.Helper()
-	_, l := h.do("GET", "/v1/events?limit=100", h.sk, "")
+	code, l := h.do("GET", "/v1/events?limit=100", h.sk, "")
+	if code != 200 {
+		h.t.Fatalf("GET /v1/events: %d %v", code, l)
+	}
 	n := 0
 	data, _ := l["data"].([]any)
 	for _, ev := range data {
@@ -245,7 +248,9 @@ func TestAnvilLiveMode(t *testing.T) {
 	listen := ln.Addr().String()
 	ln.Close()
 	srv := startServe(t, "--database-url", db, "--listen", listen, "--chain-rpc-url", node.url, "--usdc-address", usdc.Hex(),
-		"--plan-manager-address", pm.Address, "--relayer-key-file", relayerFile, "--confirmations", "2")
+		"--plan-manager-address", pm.Address, "--relayer-key-file", relayerFile, "--confirmations", "2",
+		// The waits below poll the event list faster than its budget.
+		"--rate-limits=false")
 	t.Cleanup(func() { srv.stop(t) })
 	waitUntil(t, "serve", 30*time.Second, func() bool { return readyz(listen) == 200 })
 	h := liveHTTP{t: t, base: "http://" + listen, sk: k.Key}
