@@ -195,6 +195,19 @@ func TestLicensedSubscriptionRenews(t *testing.T) {
 	if len(pays.Data) != 3 {
 		t.Fatalf("%d payments, want 3", len(pays.Data))
 	}
+	// Renewals pay the wallet the first payment paid: the merchant's.
+	payee := func(p client.Payment) string {
+		if p.Payee == nil {
+			return ""
+		}
+		return *p.Payee
+	}
+	first := payee(pays.Data[len(pays.Data)-1])
+	for _, pay := range pays.Data {
+		if first == "" || payee(pay) != first {
+			t.Fatalf("payment %s pays %q; the first paid %q", pay.ID, payee(pay), first)
+		}
+	}
 	clock, err := f.c.GetTestClock(f.ctx)
 	if err != nil || clock.Now.Before(time.Now().Add(15*24*time.Hour-time.Minute)) {
 		t.Fatalf("clock %v %v", clock, err)

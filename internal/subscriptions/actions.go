@@ -13,6 +13,8 @@ import (
 	"github.com/tollgatehq/tollgate/internal/payments"
 	"github.com/tollgatehq/tollgate/internal/rail"
 	"github.com/tollgatehq/tollgate/internal/store"
+	"github.com/tollgatehq/tollgate/internal/tenant"
+	"github.com/tollgatehq/tollgate/internal/wallet"
 )
 
 // action is what the engine does to one due subscription: an optional
@@ -132,9 +134,22 @@ func (b *Biller) settle(ctx context.Context, actions []*action) error {
 			return fmt.Errorf("no settlement rail for %s mode", as[0].x.Mode)
 		}
 		reqs := make([]rail.Request, len(as))
+		payees := map[tenant.Scope]string{}
 		for i, a := range as {
-			reqs[i] = rail.Request{Scope: a.x.Scope(), Kind: rail.Charge, Key: a.charge.key, Nonce: deref(a.x.AuthorizationKey),
-				Payer: deref(a.x.Payer), Payee: "", Amount: a.charge.amount, At: a.at}
+			s := a.x.Scope()
+			payee, ok := payees[s]
+			if !ok {
+				// The merchant's wallet now: a test-mode renewal pays the
+				// wallet on file (or the generated one). A live charge
+				// pays the payee its signed plan names, whatever this says.
+				w, _, err := wallet.Get(ctx, b.DB, s)
+				if err != nil {
+					return err
+				}
+				payee, payees[s] = w.Address, w.Address
+			}
+			reqs[i] = rail.Request{Scope: s, Kind: rail.Charge, Key: a.charge.key, Nonce: deref(a.x.AuthorizationKey),
+				Payer: deref(a.x.Payer), Payee: payee, Amount: a.charge.amount, At: a.at}
 		}
 		var ss []rail.Settlement
 		var err error
