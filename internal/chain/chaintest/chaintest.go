@@ -6,20 +6,27 @@ import (
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
-	"github.com/ethereum/go-ethereum/ethclient/simulated"
 )
+
+// Chain is what these helpers need of go-ethereum's simulated backend
+// (*simulated.Backend). Naming the methods instead of the type keeps the
+// simulated chain out of every non-test file: only _test.go files import it.
+type Chain interface {
+	AdjustTime(d time.Duration) error
+	Fork(parent common.Hash) error
+}
 
 // AdjustTime moves the simulated chain's time forward by d in a new empty
 // block. The transaction pool learns of the last block asynchronously, so
 // right after a Commit it may still look non-empty for a moment: poll.
-func AdjustTime(t testing.TB, sim *simulated.Backend, d time.Duration) {
+func AdjustTime(t testing.TB, sim Chain, d time.Duration) {
 	t.Helper()
 	Poll(t, func() error { return sim.AdjustTime(d) })
 }
 
 // Fork rewinds the simulated chain's head to h; like AdjustTime, it needs
 // the pool to have caught up.
-func Fork(t testing.TB, sim *simulated.Backend, h common.Hash) {
+func Fork(t testing.TB, sim Chain, h common.Hash) {
 	t.Helper()
 	Poll(t, func() error { return sim.Fork(h) })
 }
