@@ -97,8 +97,8 @@ func TestLiveCheckoutInChromium(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if dir := os.Getenv("TOLLGATE_SCREENSHOT_DIR"); dir != "" {
-		_ = os.WriteFile(filepath.Join(dir, "checkout-live-wallet.png"), before, 0o644)
+	if err := os.WriteFile(filepath.Join(screenshotDir(t), "checkout-live-wallet.png"), before, 0o644); err != nil {
+		t.Fatal(err)
 	}
 	if err := chromedp.Do(ctx, chromedp.Click(chromedp.CSS("#live-pay"))); err != nil {
 		t.Fatal(err)
@@ -133,7 +133,7 @@ func TestLiveCheckoutInChromium(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if dir := os.Getenv("TOLLGATE_SCREENSHOT_DIR"); dir != "" {
-		_ = os.WriteFile(filepath.Join(dir, "checkout-live-receipt.png"), shot, 0o644)
+	if err := os.WriteFile(filepath.Join(screenshotDir(t), "checkout-live-receipt.png"), shot, 0o644); err != nil {
+		t.Fatal(err)
 	}
 }

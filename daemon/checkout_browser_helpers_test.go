@@ -188,13 +188,7 @@ func (tb *tab) audit(name string) {
 		if err != nil || int64(cfg.Width) != width {
 			tb.t.Fatalf("screenshot of %s at %d px: %v, %d px wide", name, width, err, cfg.Width)
 		}
-		dir := os.Getenv("TOLLGATE_SCREENSHOT_DIR")
-		if dir == "" {
-			dir = tb.t.TempDir()
-		} else if err := os.MkdirAll(dir, 0o755); err != nil {
-			tb.t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("checkout-%s-%d.png", name, width)), shot, 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(screenshotDir(tb.t), fmt.Sprintf("checkout-%s-%d.png", name, width)), shot, 0o644); err != nil {
 			tb.t.Fatal(err)
 		}
 	}
@@ -255,3 +249,18 @@ const auditJS = `(() => {
   if (sw > window.innerWidth) out.push('scrolls sideways: ' + sw + ' > ' + window.innerWidth);
   return out.join('\n');
 })()`
+
+// screenshotDir is where browser tests keep their screenshots as artifacts:
+// $TOLLGATE_SCREENSHOT_DIR, or artifacts/screenshots at the repository's
+// root (ignored by git), so a CI run leaves them to look at.
+func screenshotDir(t testing.TB) string {
+	t.Helper()
+	dir := os.Getenv("TOLLGATE_SCREENSHOT_DIR")
+	if dir == "" {
+		dir = filepath.Join("..", "artifacts", "screenshots")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}

@@ -22,7 +22,7 @@ import (
 // customer id. Every page is audited in the browser (landmarks, one h1,
 // labelled controls, text contrast, focus style, no horizontal scrolling at
 // 375 px, no CSP violation, no request leaving the daemon) and captured at
-// 375 and 1280 px into $TOLLGATE_SCREENSHOT_DIR when it is set.
+// 375 and 1280 px into artifacts/screenshots (or $TOLLGATE_SCREENSHOT_DIR).
 
 func TestCheckoutInChromium(t *testing.T) {
 	t.Parallel()
