@@ -103,6 +103,12 @@ func (b *Biller) decide(x Subscription, q *big.Int) (*action, error) {
 		a.after.NextActionAt = &next
 		a.events, a.follow = []string{events.SubscriptionRenewed}, entitlements.FollowActive
 	}
+	if n := a.after.NextActionAt; n != nil && n.Before(t) {
+		// Periods that ended while the subscription was past due are
+		// charged one after another at once, each stamped with this
+		// time: never before an event already emitted.
+		a.after.NextActionAt = &t
+	}
 	return a, nil
 }
 
