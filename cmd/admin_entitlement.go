@@ -2,7 +2,6 @@ package cmd
 
 import (
 	"fmt"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -17,7 +16,11 @@ func newAdminEntitlementCmd(f *Factory, withDBFlags func(*cobra.Command) *cobra.
 		Use: "revoke GRANT_ID", Short: "Revoke an entitlement grant (ent_…); checks answer revoked", Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return f.withDB(cmd.Context(), func(d *database) error {
-				g, err := entitlements.Revoke(cmd.Context(), d.DB, args[0], time.Now())
+				s, err := entitlements.GrantScope(cmd.Context(), d.DB, args[0])
+				if err != nil {
+					return err
+				}
+				g, err := entitlements.Revoke(cmd.Context(), d.DB, args[0], merchantNow(cmd.Context(), d, s))
 				if err != nil {
 					return err
 				}

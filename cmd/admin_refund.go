@@ -80,13 +80,7 @@ func (f *Factory) refund(ctx context.Context, d *database, in payments.RefundInp
 	}
 	testRail := rail.NewTest(d.DB)
 	railFor := func(m tenant.Mode) (rail.Rail, bool) { return testRail, m == tenant.Test }
-	clockOf := func(s tenant.Scope) time.Time {
-		ahead, _ := testclock.Ahead(context.Background(), d.DB, s.MerchantID)
-		if s.Mode != tenant.Test {
-			ahead = 0
-		}
-		return time.Now().Add(ahead)
-	}
+	clockOf := func(s tenant.Scope) time.Time { return merchantNow(context.Background(), d, s) }
 	if pr.Payment.Mode == tenant.Live {
 		r, client, err := daemon.NewLiveRail(f.chainConfig(), d.DB, nil, f.newLogger(slog.LevelWarn))
 		if err != nil {
@@ -167,4 +161,14 @@ func (f *Factory) refundAuthorization(ctx context.Context, r *chainrail.Rail, pr
 		return nil, true, nil
 	}
 	return &chainrail.Transfer{Authorization: a}, false, nil
+}
+
+// merchantNow is the merchant's time for s: the wall clock, plus the test
+// clock's offset in test mode (DESIGN.md: test-mode timestamps follow it).
+func merchantNow(ctx context.Context, d *database, s tenant.Scope) time.Time {
+	ahead, _ := testclock.Ahead(ctx, d.DB, s.MerchantID)
+	if s.Mode != tenant.Test {
+		ahead = 0
+	}
+	return time.Now().Add(ahead)
 }

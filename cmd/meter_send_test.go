@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tollgatehq/tollgate/client"
 	"github.com/tollgatehq/tollgate/daemon"
@@ -240,10 +241,21 @@ func TestEntitlementsCommands(t *testing.T) {
 	if r := u.cli(t, "", "entitlements", "grant", "--feature", "api", "--customer-id", g.CustomerID, "--limit", "-1"); r.code != 2 {
 		t.Fatalf("negative limit: %d", r.code)
 	}
-	// The operator revokes; checks say so and exit 3.
+	// The operator revokes, at the merchant's test-clock time; checks say
+	// so and exit 3.
+	if r := u.cli(t, "", "clock", "advance", "--by", "720h"); r.code != 0 {
+		t.Fatalf("clock advance: %d %s", r.code, r.stderr)
+	}
 	r = u.cli(t, "", "admin", "entitlement", "revoke", g.ID, "--database-url", u.dbURL, "--json")
-	if r.code != 0 || !strings.Contains(r.stdout, g.ID) {
+	var revoked struct {
+		ID        string    `json:"id"`
+		RevokedAt time.Time `json:"revoked_at"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &revoked); err != nil || r.code != 0 || revoked.ID != g.ID {
 		t.Fatalf("revoke: %d %s %s", r.code, r.stdout, r.stderr)
+	}
+	if revoked.RevokedAt.Before(time.Now().Add(719 * time.Hour)) {
+		t.Fatalf("revoked at %s: not the test clock's time, 30 days ahead", revoked.RevokedAt)
 	}
 	if r := u.cli(t, "", "entitlements", "check", g.CustomerID, "api"); r.code != ExitNotEntitled || !strings.Contains(r.stdout, "revoked") {
 		t.Fatalf("after revoke: %d %s", r.code, r.stdout)

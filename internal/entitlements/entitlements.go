@@ -197,6 +197,23 @@ func Revoke(ctx context.Context, db *store.DB, grantID string, now time.Time) (G
 	return store.InTx(ctx, db, func(tx *store.Tx) (GrantRecord, error) { return RevokeTx(ctx, tx, grantID, now) })
 }
 
+// GrantScope returns the merchant and mode of the grant with grantID (an
+// operator names a grant, not its merchant), or resource_not_found.
+func GrantScope(ctx context.Context, q store.Querier, grantID string) (tenant.Scope, error) {
+	var rows []struct {
+		MerchantID string      `db:"merchant_id"`
+		Mode       tenant.Mode `db:"mode"`
+	}
+	err := q.SelectContext(ctx, &rows, `SELECT merchant_id, mode FROM entitlement_grants WHERE id = $1`, grantID)
+	if err == nil && len(rows) == 0 {
+		err = apperr.New(apperr.ResourceNotFound, "no entitlement grant %q", grantID)
+	}
+	if err != nil {
+		return tenant.Scope{}, store.Translate(err)
+	}
+	return tenant.Scope{MerchantID: rows[0].MerchantID, Mode: rows[0].Mode}, nil
+}
+
 // RevokeTx is Revoke in the caller's transaction.
 func RevokeTx(ctx context.Context, tx *store.Tx, grantID string, now time.Time) (GrantRecord, error) {
 	q := tx
