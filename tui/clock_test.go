@@ -76,7 +76,7 @@ func TestTestClockTabRenews(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.client.Pay(ctx, p.ID, client.CheckoutParams{Payer: "0x4242424242424242424242424242424242424242"}); err != nil {
+	if _, err := e.client.Pay(ctx, p.ID, client.CheckoutParams{Payer: magicWallet}); err != nil {
 		t.Fatal(err)
 	}
 	h := newHarness(t, e.options())
