@@ -76,7 +76,7 @@ func TestTestClockTabRenews(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.client.Pay(ctx, p.ID, client.CheckoutParams{Payer: "0x4242424242424242424242424242424242424242"}); err != nil {
+	if _, err := e.client.Pay(ctx, p.ID, client.CheckoutParams{Payer: magicWallet}); err != nil {
 		t.Fatal(err)
 	}
 	h := newHarness(t, e.options())
@@ -98,5 +98,36 @@ func TestLiveMode(t *testing.T) {
 	screen := h.shows("LIVE MODE", "test mode only")
 	if strings.Contains(screen, "TEST MODE") {
 		t.Fatalf("live key shown as test:\n%s", screen)
+	}
+}
+
+// In test mode the Events tab's windows are measured by the merchant's test
+// clock: after the clock tab advances it, events stamped by the advanced
+// clock are inside "last 1 h" and those from before the advance are not.
+func TestEventsWindowFollowsTestClock(t *testing.T) {
+	t.Parallel()
+	e := startDaemon(t)
+	before := grant(t, e.client, "u_before", "1000000")
+	h := newHarness(t, e.options())
+	h.shows("last 24 h · 1 events", before.CustomerID)
+
+	h.keys("8")
+	h.shows("● connected", "Now  ")
+	h.keys("2d", "enter")
+	h.shows("✓ advanced")
+	h.keys("esc", "1")
+	// The window moved with the clock: the earlier grant is two days old.
+	h.until("the pre-advance event to leave the 24 h window", func(s string) bool {
+		return strings.Contains(s, "last 24 h · 0 events") && !strings.Contains(s, before.CustomerID)
+	})
+	after := grant(t, e.client, "u_after", "2000000")
+	h.shows("last 24 h · 1 events", after.CustomerID, "2.00 USDC")
+
+	h.keys("w") // 7 d holds both
+	h.shows("last 7 d · 2 events", before.CustomerID, after.CustomerID)
+	h.keys("w") // 1 h, caught up again by the test clock
+	screen := h.shows("last 1 h · 1 events", after.CustomerID)
+	if strings.Contains(screen, before.CustomerID) {
+		t.Fatalf("an event from before the advance is in the last hour:\n%s", screen)
 	}
 }

@@ -1,15 +1,23 @@
 package tui_test
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tollgatehq/tollgate/client"
 )
+
+// magicWallet is the test-mode payer whose every payment succeeds (README,
+// "Magic wallets").
+const magicWallet = "0x4242424242424242424242424242424242424242"
 
 // tmuxBin returns tmux. CI installs it (.ci/run); on a developer machine
 // without it the test is skipped, but never under CI=true.
@@ -48,18 +56,28 @@ func (s *session) screen() string { return s.cmd("capture-pane", "-p", "-t", "tu
 // waitFor polls the screen until it holds every one of subs.
 func (s *session) waitFor(subs ...string) string {
 	s.t.Helper()
+	return s.waitUntil(fmt.Sprintf("%q", subs), func(screen string) bool {
+		for _, sub := range subs {
+			if !strings.Contains(screen, sub) {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+// waitUntil polls the screen (every 100 ms, for at most 30 s) until ok
+// holds, and returns that screen.
+func (s *session) waitUntil(what string, ok func(screen string) bool) string {
+	s.t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		screen := s.screen()
-		ok := true
-		for _, sub := range subs {
-			ok = ok && strings.Contains(screen, sub)
-		}
-		if ok {
+		if ok(screen) {
 			return screen
 		}
 		if time.Now().After(deadline) {
-			s.t.Fatalf("timed out waiting for %q; screen:\n%s", subs, screen)
+			s.t.Fatalf("timed out waiting for %s; screen:\n%s", what, screen)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
@@ -80,9 +98,9 @@ func cpuTicks(t *testing.T, pid int) int {
 }
 
 // The real binary in a real terminal: type an invoice into the form, see it
-// in the Invoices list, see a credit grant arrive in the event tail, then
-// check the idle UI does not busy-poll. (Creating an invoice emits no event
-// today, so the tail is checked with a credit grant.)
+// in the Invoices list, pay it at its checkout with the magic wallet and
+// see its invoice.paid arrive in the event tail, then check the idle UI
+// does not busy-poll.
 func TestEndToEndInTmux(t *testing.T) {
 	t.Parallel()
 	tmux := tmuxBin(t)
@@ -115,9 +133,16 @@ func TestEndToEndInTmux(t *testing.T) {
 	s.send("2")
 	s.waitFor("[2 Invoices]", inv, "42.50 USDC", "Consulting via")
 
+	// Creating an invoice emits no event; paying it emits invoice.paid with
+	// the invoice as its object, so the tail shows the typed invoice's id.
+	if _, err := e.client.Pay(context.Background(), inv, client.CheckoutParams{Payer: magicWallet}); err != nil {
+		t.Fatalf("pay %s: %v", inv, err)
+	}
 	s.send("1")
-	g := grant(t, e.client, "u_tmux", "3000000")
-	s.waitFor("[1 Events]", "credit.granted", g.CustomerID, "3.00 USDC")
+	paid := regexp.MustCompile(`invoice\.paid +` + inv + ` +42\.50 USDC`)
+	s.waitUntil("invoice.paid of "+inv+" in the Events tab", func(screen string) bool {
+		return strings.Contains(screen, "[1 Events]") && paid.MatchString(screen)
+	})
 
 	// Idle: the daemon has nothing new; the UI should sleep between polls.
 	pid, err := strconv.Atoi(strings.TrimSpace(s.cmd("display-message", "-p", "-t", "tui", "#{pane_pid}")))

@@ -171,7 +171,7 @@ func (h *harness) shows(subs ...string) string {
 }
 
 var (
-	idRe    = regexp.MustCompile(`\b(evt|inv|cus|pay|sub|meter|feat|ent|cle)_[0-9A-Za-z]{24}\b`)
+	idRe    = regexp.MustCompile(`\b(evt|inv|cus|pay|sub|meter|feat|ent|cle|price|prod)_([0-9A-Za-z]{24}\b|[0-9A-Za-z]{1,23}…)`)
 	fullRe  = regexp.MustCompile(`\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(\.\d+)?( UTC|Z)?`)
 	shortRe = regexp.MustCompile(`\b(\d{2}-\d{2} \d{2}:\d{2}|\d{2}:\d{2}:\d{2})\b`)
 	portRe  = regexp.MustCompile(`127\.0\.0\.1:\d+`)
@@ -181,7 +181,10 @@ var (
 // text of the same width, so the layout is compared exactly.
 func normalise(screen string) string {
 	screen = idRe.ReplaceAllStringFunc(screen, func(id string) string {
-		p, _, _ := strings.Cut(id, "_")
+		p, rest, _ := strings.Cut(id, "_")
+		if cut, ok := strings.CutSuffix(rest, "…"); ok { // an id cut to fit a column
+			return p + "_" + strings.Repeat("x", len(cut)) + "…"
+		}
 		return p + "_" + strings.Repeat("x", 24)
 	})
 	screen = fullRe.ReplaceAllStringFunc(screen, func(s string) string { return strings.Repeat("T", len(s)) })

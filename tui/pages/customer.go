@@ -185,7 +185,11 @@ func (p *Customer) resultView() string {
 		if e.err != nil {
 			line(st.Error.Render("  Entitlement  " + common.ErrorText(e.err)))
 		} else {
-			line("  Entitlement  " + entitlementText(st, e.ent))
+			verdict, usage := entitlementText(st, e.ent)
+			line("  Entitlement  " + verdict)
+			if usage != "" {
+				line("               " + usage)
+			}
 		}
 	}
 	n := 0
@@ -202,27 +206,33 @@ func (p *Customer) resultView() string {
 	}
 	for i := 0; i < n; i++ {
 		s := r.subs.Data[i]
-		line("    " + s.ID + "  " + st.Status(s.Status).Render(common.Pad(s.Status, 8, false)) + "  " + common.Clean(s.PlanID) + "  " + when(p.c, s.CurrentPeriodEnd))
+		// The period end before the plan id, so at 80 columns the id is
+		// what gets cut.
+		line("    " + s.ID + "  " + st.Status(s.Status).Render(common.Pad(s.Status, 8, false)) + "  " +
+			common.Pad(when(p.c, s.CurrentPeriodEnd), 11, false) + "  " + common.Clean(s.PlanID))
 	}
 	return b.String()
 }
 
-func entitlementText(st *common.Styles, e *client.Entitlement) string {
-	verdict := "not entitled"
+// entitlementText is a check's verdict and reason, and its usage (used /
+// limit · remaining) when the feature is metered, else "".
+func entitlementText(st *common.Styles, e *client.Entitlement) (verdict, usage string) {
+	v := "not entitled"
 	if e.Entitled {
-		verdict = "entitled"
+		v = "entitled"
 	}
-	s := common.Clean(e.Feature) + ": " + st.Status(verdict).Render(verdict) + " (" + e.Reason + ")"
+	verdict = common.Clean(e.Feature) + ": " + st.Status(v).Render(v) + " (" + e.Reason + ")"
+	var parts []string
 	if e.Used != nil {
-		s += " · used " + *e.Used
+		parts = append(parts, "used "+*e.Used)
 	}
 	if e.Limit != nil {
-		s += " / limit " + *e.Limit
+		parts = append(parts, "limit "+*e.Limit)
 	}
 	if e.Remaining != nil {
-		s += " · remaining " + *e.Remaining
+		parts = append(parts, "remaining "+*e.Remaining)
 	}
-	return s
+	return verdict, strings.Join(parts, " · ")
 }
 
 func (p *Customer) ShortHelp() []key.Binding {

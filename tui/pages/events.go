@@ -47,6 +47,7 @@ type Events struct {
 	filter     textinput.Model
 
 	gen      int
+	skew     time.Duration // the test clock minus the wall clock; 0 in live mode
 	after    string
 	caughtUp bool
 	idle     time.Duration
@@ -95,8 +96,13 @@ func (e *Events) restart() tea.Cmd {
 	e.gen++
 	e.rows, e.vis, e.caughtUp, e.idle = nil, nil, false, 0
 	e.layout()
-	cutoff := e.c.Now().Add(-windows[e.window].d)
-	return catchUp(e.c.Ctx, e.c.Client, e.gen, cutoff, MaxEvents)
+	return e.catchUp(e.gen)
+}
+
+// catchUp reads the current window, measured by the merchant's test clock
+// in test mode and by the wall clock in live mode.
+func (e *Events) catchUp(gen int) tea.Cmd {
+	return catchUp(e.c.Ctx, e.c.Client, gen, windows[e.window].d, !e.c.Live, e.c.Now, MaxEvents)
 }
 
 func (e *Events) Capturing() bool { return e.filter.Focused() }

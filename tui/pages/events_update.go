@@ -25,6 +25,8 @@ func (e *Events) Update(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
 	case tailMsg:
 		return e.onTail(msg)
+	case clockMsg:
+		return e.onClock(msg)
 	case replayMsg:
 		e.replayed = &msg
 		e.showDetail()
@@ -60,8 +62,7 @@ func (e *Events) onTail(m tailMsg) tea.Cmd {
 		e.conn.Err = common.ErrorText(m.err)
 		e.conn.Retry = min(minRetry<<min(e.conn.Attempt-1, 5), maxRetry)
 		if !e.caughtUp {
-			cutoff := e.c.Now().Add(-windows[e.window].d)
-			return tea.Batch(status, common.After(e.c.Ctx, e.conn.Retry, catchUp(e.c.Ctx, e.c.Client, m.gen, cutoff, MaxEvents)))
+			return tea.Batch(status, common.After(e.c.Ctx, e.conn.Retry, e.catchUp(m.gen)))
 		}
 		return tea.Batch(status, poll(e.c.Ctx, e.c.Client, e.gen, e.after, e.conn.Retry))
 	}
@@ -71,7 +72,7 @@ func (e *Events) onTail(m tailMsg) tea.Cmd {
 	}
 	e.conn = Conn{State: "connected"}
 	if m.catchUp {
-		e.caughtUp = true
+		e.caughtUp, e.skew = true, m.skew
 	}
 	e.after = m.after
 	rows := make([]eventRow, len(m.events))

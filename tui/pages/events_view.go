@@ -31,7 +31,7 @@ func (e *Events) View() string {
 		lines = append(lines, st.Dim.Render("  "+e.emptyText()))
 	}
 	from, to := e.cur.Visible()
-	now := e.c.Now()
+	now := e.now()
 	for i := from; i < to; i++ {
 		r := e.at(i)
 		mark := "  "

@@ -11,6 +11,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/tollgatehq/tollgate/client"
+	"github.com/tollgatehq/tollgate/tui/common"
 )
 
 // The tail's pacing: it asks again at once while pages are full, every
@@ -37,20 +38,46 @@ type Conn struct {
 }
 
 // tailMsg is one answer of the feed: a catch-up (newest events back to the
-// window's start) or a page of events after the last one seen.
+// window's start) or a page of events after the last one seen. A catch-up
+// also carries skew, the merchant's test clock minus the wall clock (0 in
+// live mode), which its window was measured by.
 type tailMsg struct {
 	gen     int
 	catchUp bool
 	events  []client.Event
 	after   string
 	hasMore bool
+	skew    time.Duration
 	err     error
 }
 
-// catchUp reads the events of the window newest first, at most max of
-// them, and returns them oldest first with the id to follow from.
-func catchUp(ctx context.Context, c *client.Client, gen int, cutoff time.Time, maxEvents int) tea.Cmd {
+// clockSkew is how far the merchant's test clock runs ahead of wall (GET
+// /v1/test_helpers/clock); 0 from a daemon without test clocks.
+func clockSkew(ctx context.Context, c *client.Client, wall func() time.Time) (time.Duration, error) {
+	clock, err := c.GetTestClock(ctx)
+	if err != nil {
+		if common.NotFound(err) {
+			return 0, nil
+		}
+		return 0, err
+	}
+	return clock.Now.Sub(wall()), nil
+}
+
+// catchUp reads the events of the last window newest first, at most max of
+// them, and returns them oldest first with the id to follow from. The
+// window ends at the merchant's test clock when testMode is set (events are
+// stamped by it), else at the wall clock.
+func catchUp(ctx context.Context, c *client.Client, gen int, window time.Duration, testMode bool, wall func() time.Time, maxEvents int) tea.Cmd {
 	return func() tea.Msg {
+		var skew time.Duration
+		if testMode {
+			var err error
+			if skew, err = clockSkew(ctx, c, wall); err != nil {
+				return tailMsg{gen: gen, catchUp: true, err: err}
+			}
+		}
+		cutoff := wall().Add(skew - window)
 		var got []client.Event
 		p := client.ListParams{Limit: tailPage}
 		newest := ""
@@ -82,7 +109,7 @@ func catchUp(ctx context.Context, c *client.Client, gen int, cutoff time.Time, m
 		if newest == "" {
 			newest = "1970-01-01T00:00:00Z" // an empty feed: follow from its start
 		}
-		return tailMsg{gen: gen, catchUp: true, events: got, after: newest}
+		return tailMsg{gen: gen, catchUp: true, events: got, after: newest, skew: skew}
 	}
 }
 

@@ -1,0 +1,58 @@
+package tui_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/tollgatehq/tollgate/client"
+)
+
+// withData fills e's merchant with one of each thing the lists show: a
+// subscription to a monthly plan bought at its checkout (and its first
+// payment), an invoice paid at its checkout, and a meter.
+func withData(t *testing.T, e *env) {
+	t.Helper()
+	ctx := context.Background()
+	plan, err := e.client.CreatePlan(ctx, client.PlanParams{Name: "Pro", Amount: "20000000", Interval: "month"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.client.Pay(ctx, plan.ID, client.CheckoutParams{Payer: magicWallet, ExternalCustomerID: "u_7"}); err != nil {
+		t.Fatal(err)
+	}
+	inv, err := e.client.CreateInvoice(ctx, client.InvoiceParams{Amount: "12500000", Description: "Workshop"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.client.Pay(ctx, inv.ID, client.CheckoutParams{Payer: magicWallet}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.client.CreateMeter(ctx, client.MeterParams{Key: "api_calls", DisplayName: "API calls", Aggregation: client.AggregationCount, UnitLabel: "calls"}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The Payments, Subscriptions and Meters tabs with data in them, the key
+// help and the test clock after an advance, as 80×24 golden screens.
+func TestViewsWithData(t *testing.T) {
+	t.Parallel()
+	e := startDaemon(t)
+	withData(t, e)
+	h := newHarness(t, e.options())
+	h.shows("● connected")
+
+	h.keys("3")
+	golden(t, "payments", h.shows("[3 Payments]", "2 loaded · all", "12.50 USDC", "20.00 USDC", "inv_", "sub_"))
+	h.keys("4")
+	golden(t, "subscriptions", h.shows("[4 Subs]", "1 loaded · all", "active", "20.00 USDC", "price_"))
+	h.keys("5")
+	golden(t, "meters", h.shows("[5 Meters]", "1 loaded · all", "api_calls", "API calls", "count", "calls"))
+
+	h.keys("1", "?")
+	golden(t, "help", h.shows("[1 Events]", "Keys  (any key closes)", "Everywhere", "replay to handler"))
+	h.keys("?")
+	h.shows("Events  last 24 h")
+
+	h.keys("8", "1d", "enter")
+	golden(t, "clock", h.shows("[8 Clock]", "✓ advanced", "test clock now "))
+}
