@@ -3,9 +3,12 @@ package cmd
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -135,6 +138,16 @@ func TestAnvilRelayerRestart(t *testing.T) {
 	hits := proxy.hits.Load()
 	if code, res := h.do("POST", "/checkout/"+inv2+"/authorization", "", h.authorization(payer, inv2)); code != 202 {
 		t.Fatalf("authorization: %d %v", code, res)
+	}
+	// Serve's log names the relayer nonce the payment went out with.
+	var submitted string
+	for _, line := range strings.Split(e.srv.stderr.String(), "\n") {
+		if strings.Contains(line, `msg="settlement submitted"`) && strings.Contains(line, inv2) {
+			submitted = line
+		}
+	}
+	if !regexp.MustCompile(fmt.Sprintf(`\snonce=%d(\s|$)`, nonce+1)).MatchString(submitted) {
+		t.Errorf("the submission's log line does not name relayer nonce %d: %q", nonce+1, submitted)
 	}
 	e.stopServe()
 	if proxy.hits.Load() == hits || e.usdcOf(merchant) != 15_000_000 {
