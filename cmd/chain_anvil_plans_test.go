@@ -221,7 +221,11 @@ func (b *anvilBilling) charge(activation, key, payer string, amount int64) rail.
 // else): serve's watcher marks the subscription revoked and its
 // entitlement follows, and a charge after it is refused
 // (authorization_revoked, no gas). The past-due payer is funded and the
-// dunning retry a day later renews it.
+// dunning retry a day later renews it. That payer then drops the
+// contract's allowance to zero while serve is down, and the next renewal
+// comes first: the contract refuses it, the billing engine revokes the
+// subscription (no gas), and serve's watcher, reading the Approval after
+// the restart, emits no second subscription.revoked.
 //
 // Serve's billing job renews on the wall clock and plans last at least a
 // day (custom interval_days ≥ 1), so the renewals and the retry are run by
@@ -369,10 +373,85 @@ func TestAnvilLivePlans(t *testing.T) {
 		t.Fatalf("bob's entitlement after the retry: %v %s", ok, reason)
 	}
 	if got := e.usdcOf(common.HexToAddress(e.maddr)); got != 20_000_000 {
-		t.Fatalf("at the end the merchant has %d (4 weeks paid)", got)
+		t.Fatalf("after the retry the merchant has %d (4 weeks paid)", got)
 	}
 	if e.eventsOf("subscription.renewed", idA) != 1 || e.eventsOf("subscription.payment_failed", idA) != 0 || e.eventsOf("subscription.revoked", idA) != 1 {
 		t.Fatal("alice's revoked subscription was acted on again")
+	}
+
+	// Bob drops the plan manager's allowance to zero (a gasless permit,
+	// relayed by someone else) while serve is down, and his next renewal
+	// comes before serve's watcher reads it: the contract refuses the
+	// charge, the billing engine revokes the subscription. The watcher,
+	// reading the Approval once serve is back, changes nothing more.
+	subB = e.subscriptionOf(bob)
+	dueB := timeField(t, subB, "current_period_end")
+	e.stopServe()
+	pmAddr := common.HexToAddress(e.pm)
+	tokDom, err := e.token.Domain(e.ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	permitNonce, err := e.token.PermitNonce(e.ctx, keyAddr(bob))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if head, err = e.node.eth.HeaderByNumber(e.ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	deadline = new(big.Int).SetUint64(head.Time + 3600)
+	psig, err := chain.SignTypedData(bob, chain.PermitTypedData(tokDom, chain.Permit{Owner: keyAddr(bob), Spender: pmAddr, Value: new(big.Int),
+		Nonce: permitNonce, Deadline: deadline}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	send(t, e.node.eth, e.deployer, e.usdc, e.tok.PackPermit(keyAddr(bob), pmAddr, new(big.Int), deadline, psig))
+	if a, err := e.token.Allowance(e.ctx, keyAddr(bob), pmAddr); err != nil || a.Sign() != 0 {
+		t.Fatalf("bob's allowance after the permit: %v %v", a, err)
+	}
+	e.increaseTime(7 * 24 * time.Hour)
+	statusOf := func(id string) string {
+		var st string
+		if err := b.biller.DB.GetContext(e.ctx, &st, `SELECT status FROM subscriptions WHERE id = $1`, id); err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	nonce = e.relayerNonce()
+	b.runUntil("bob's renewal refused", dueB, func() bool { return statusOf(idB) == "revoked" })
+	if e.relayerNonce() != nonce {
+		t.Fatal("gas spent on a renewal the allowance did not cover")
+	}
+	e.startServe(e.node.url)
+	// Two watcher steps after the restart: the first reads the Approval,
+	// the second starts only once the first has acted on it.
+	watched := func() uint64 {
+		var n *int64
+		if err := b.biller.DB.GetContext(e.ctx, &n, `SELECT max(number) FROM chain_watch_blocks WHERE watcher = 'chainrail'`); err != nil {
+			t.Fatal(err)
+		}
+		if n == nil {
+			return 0
+		}
+		return uint64(*n)
+	}
+	for range 2 {
+		e.node.mine()
+		n, err := e.node.eth.BlockNumber(e.ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		waitUntil(t, fmt.Sprintf("the watcher at block %d", n), 30*time.Second, func() bool { return watched() >= n })
+	}
+	if s := e.subscriptionOf(bob); s["status"] != "revoked" || e.eventsOf("subscription.revoked", idB) != 1 ||
+		e.eventsOf("subscription.payment_failed", idB) != 1 || e.eventsOf("subscription.renewed", idB) != 1 {
+		t.Fatalf("bob after the allowance dropped: %v; %d subscription.revoked", s, e.eventsOf("subscription.revoked", idB))
+	}
+	if ok, reason := e.entitled(cusB, "pro"); ok || reason != "revoked" {
+		t.Fatalf("bob's entitlement after the allowance dropped: %v %s", ok, reason)
+	}
+	if got := e.usdcOf(common.HexToAddress(e.maddr)); got != 20_000_000 {
+		t.Fatalf("at the end the merchant has %d", got)
 	}
 	if e.ethOf(keyAddr(alice)).Sign() != 0 || e.ethOf(keyAddr(bob)).Sign() != 0 {
 		t.Fatal("a payer spent ETH")
