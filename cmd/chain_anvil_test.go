@@ -16,7 +16,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ethereum/go-ethereum/accounts"
 	"github.com/ethereum/go-ethereum/accounts/abi/bind/v2"
 	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/common/hexutil"
@@ -27,8 +26,6 @@ import (
 	"github.com/ethereum/go-ethereum/signer/core/apitypes"
 
 	"github.com/tollgatehq/tollgate/internal/chain"
-	"github.com/tollgatehq/tollgate/internal/chain/contracts"
-	"github.com/tollgatehq/tollgate/internal/testdb"
 )
 
 // anvilBin finds Anvil: the copy pinned by testdata/anvil/package-lock.json
@@ -192,71 +189,13 @@ func (h liveHTTP) events(typ string) int {
 // the payer's cancellation: that invoice is never paid.
 func TestAnvilLiveMode(t *testing.T) {
 	t.Parallel()
-	node := startAnvil(t)
-	ctx := context.Background()
-	dir := t.TempDir()
-	relayerFile := filepath.Join(dir, "relayer.key")
-	if err := os.WriteFile(relayerFile, []byte("0x"+anvilRelayerKey+"\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	deployer := hexKey(t, anvilDeployerKey)
-	id, _ := node.eth.ChainID(ctx)
-	opts := bind.NewKeyedTransactor(deployer, id)
-	tok := contracts.NewTestUSDC()
-	usdc, tx, err := bind.DeployContract(opts, common.FromHex(contracts.TestUSDCMetaData.Bin), node.eth, tok.PackConstructor("USD Coin", "USDC", "2"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := bind.WaitDeployed(ctx, node.eth, tx.Hash()); err != nil {
-		t.Fatal(err)
-	}
-	code, out, errOut := run("admin", "chain", "deploy-plan-manager", "--chain-rpc-url", node.url, "--relayer-key-file", relayerFile,
-		"--deployer-key-file", writeKey(t, dir, anvilDeployerKey), "--json")
-	if code != 0 {
-		t.Fatalf("deploy-plan-manager: %d %s", code, errOut)
-	}
-	var pm struct{ Address, Operator string }
-	if err := json.Unmarshal([]byte(out), &pm); err != nil || pm.Operator != crypto.PubkeyToAddress(hexKey(t, anvilRelayerKey).PublicKey).Hex() {
-		t.Fatalf("deploy output %q: %v", out, err)
-	}
-	payer, poor, merchant := hexKey(t, "0000000000000000000000000000000000000000000000000000000000001001"), newTestKey(t), newTestKey(t)
-	token := chain.NewToken(node.eth, usdc)
-	send(t, node.eth, deployer, usdc, tok.PackMint(crypto.PubkeyToAddress(payer.PublicKey), big.NewInt(100_000_000)))
-
-	db := testdb.New(t)
-	code, out, _ = run("admin", "merchant", "create", "--name", "Anvil shop", "--json", "--database-url", db)
-	var m struct{ ID string }
-	_ = json.Unmarshal([]byte(out), &m)
-	code2, out2, _ := run("admin", "key", "create", "--merchant", m.ID, "--mode", "live", "--json", "--database-url", db)
-	var k struct{ Key string }
-	_ = json.Unmarshal([]byte(out2), &k)
-	if code != 0 || code2 != 0 || k.Key == "" {
-		t.Fatal("merchant or key not created")
-	}
-	maddr := crypto.PubkeyToAddress(merchant.PublicKey).Hex()
-	_, out, _ = run("admin", "wallet", "challenge", "--merchant", m.ID, "--mode", "live", "--address", maddr, "--json", "--database-url", db)
-	var ch struct{ Message string }
-	_ = json.Unmarshal([]byte(out), &ch)
-	sig, _ := crypto.Sign(accounts.TextHash([]byte(ch.Message)), merchant)
-	sig[64] += 27
-	if code, _, errOut := run("admin", "wallet", "set", "--merchant", m.ID, "--mode", "live", "--address", maddr, "--signature", hexutil.Encode(sig),
-		"--chain-rpc-url", node.url, "--database-url", db); code != 0 {
-		t.Fatalf("wallet set: %s", errOut)
-	}
-
-	ln, _ := net.Listen("tcp", "127.0.0.1:0")
-	listen := ln.Addr().String()
-	ln.Close()
-	srv := startServe(t, "--database-url", db, "--listen", listen, "--chain-rpc-url", node.url, "--usdc-address", usdc.Hex(),
-		"--plan-manager-address", pm.Address, "--relayer-key-file", relayerFile, "--confirmations", "2",
-		// The waits below poll the event list faster than its budget.
-		"--rate-limits=false")
-	t.Cleanup(func() { srv.stop(t) })
-	waitUntil(t, "serve", 30*time.Second, func() bool { return readyz(listen) == 200 })
-	h := liveHTTP{t: t, base: "http://" + listen, sk: k.Key}
+	e := newAnvilLive(t, "2", nil)
+	node, ctx, h, deployer, usdc, tok, token, maddr := e.node, e.ctx, e.h, e.deployer, e.usdc, e.tok, e.token, e.maddr
+	payer, poor, merchant := hexKey(t, "0000000000000000000000000000000000000000000000000000000000001001"), newTestKey(t), e.merchant
+	e.mint(crypto.PubkeyToAddress(payer.PublicKey), 100_000_000)
 
 	// A gasless invoice, paid once after two confirmations.
-	_, inv := h.do("POST", "/v1/invoices", k.Key, `{"amount":"12000000","description":"Anvil invoice"}`)
+	_, inv := h.do("POST", "/v1/invoices", e.key, `{"amount":"12000000","description":"Anvil invoice"}`)
 	invID, _ := inv["id"].(string)
 	body := h.authorization(payer, invID)
 	if code, res := h.do("POST", "/checkout/"+invID+"/authorization", "", body); code != 202 {
@@ -264,7 +203,7 @@ func TestAnvilLiveMode(t *testing.T) {
 	}
 	waitUntil(t, "invoice.paid", 60*time.Second, func() bool {
 		node.mine()
-		_, got := h.do("GET", "/v1/invoices/"+invID, k.Key, "")
+		_, got := h.do("GET", "/v1/invoices/"+invID, e.key, "")
 		return got["status"] == "paid"
 	})
 	if bal, _ := node.eth.BalanceAt(ctx, crypto.PubkeyToAddress(payer.PublicKey), nil); bal.Sign() != 0 {
@@ -276,7 +215,7 @@ func TestAnvilLiveMode(t *testing.T) {
 	if code, res := h.do("POST", "/checkout/"+invID+"/authorization", "", body); code != 409 {
 		t.Fatalf("replay: %d %v", code, res)
 	}
-	_, inv2 := h.do("POST", "/v1/invoices", k.Key, `{"amount":"1000000","description":"Unfunded"}`)
+	_, inv2 := h.do("POST", "/v1/invoices", e.key, `{"amount":"1000000","description":"Unfunded"}`)
 	if code, res := h.do("POST", "/checkout/"+inv2["id"].(string)+"/authorization", "", h.authorization(poor, inv2["id"].(string))); code != 402 ||
 		!strings.Contains(fmt.Sprint(res), "insufficient_funds") {
 		t.Fatalf("unfunded payer: %d %v", code, res)
@@ -284,12 +223,11 @@ func TestAnvilLiveMode(t *testing.T) {
 
 	// Refunds from the merchant's wallet: the typed data printed, signed
 	// elsewhere and passed back; then a hot refund key.
-	_, paidInv := h.do("GET", "/v1/invoices/"+invID, k.Key, "")
+	_, paidInv := h.do("GET", "/v1/invoices/"+invID, e.key, "")
 	payID, _ := paidInv["payment_id"].(string)
-	chainArgs := []string{"--database-url", db, "--chain-rpc-url", node.url, "--usdc-address", usdc.Hex(), "--plan-manager-address", pm.Address,
-		"--relayer-key-file", relayerFile}
+	chainArgs := e.chainArgs()
 	before, _ := token.BalanceOf(ctx, crypto.PubkeyToAddress(payer.PublicKey))
-	code, out, errOut = run(append([]string{"admin", "refund", payID, "--amount", "2000000"}, chainArgs...)...)
+	code, out, errOut := run(append([]string{"admin", "refund", payID, "--amount", "2000000"}, chainArgs...)...)
 	var td apitypes.TypedData
 	if err := json.Unmarshal([]byte(out), &td); code != 0 || err != nil || td.PrimaryType != "TransferWithAuthorization" {
 		t.Fatalf("refund typed data: %d %q %s", code, out, errOut)
@@ -304,7 +242,7 @@ func TestAnvilLiveMode(t *testing.T) {
 		t.Fatalf("refund with --signature: %d %q %s", code, out, errOut)
 	}
 	code, out, errOut = run(append([]string{"admin", "refund", payID, "--amount", "3000000", "--key-file",
-		writeKey(t, dir, hexutil.Encode(crypto.FromECDSA(merchant))[2:]), "--json"}, chainArgs...)...)
+		writeKey(t, e.dir, hexutil.Encode(crypto.FromECDSA(merchant))[2:]), "--json"}, chainArgs...)...)
 	if code != 0 || !strings.Contains(out, `"status": "pending"`) {
 		t.Fatalf("refund with --key-file: %d %q %s", code, out, errOut)
 	}
@@ -317,8 +255,7 @@ func TestAnvilLiveMode(t *testing.T) {
 	}
 
 	// The operator's view.
-	code, out, errOut = run("admin", "chain", "status", "--json", "--database-url", db, "--chain-rpc-url", node.url,
-		"--usdc-address", usdc.Hex(), "--plan-manager-address", pm.Address, "--relayer-key-file", relayerFile)
+	code, out, errOut = run(append([]string{"admin", "chain", "status", "--json"}, chainArgs...)...)
 	var st struct {
 		ChainID uint64 `json:"chain_id"`
 		Pending *int   `json:"pending_transactions"`
@@ -341,7 +278,7 @@ func TestAnvilLiveMode(t *testing.T) {
 
 	// anvil_reorg: the payment's block is replaced by one carrying the
 	// payer's cancellation of the same authorization.
-	_, inv3 := h.do("POST", "/v1/invoices", k.Key, `{"amount":"5000000","description":"Reorganised"}`)
+	_, inv3 := h.do("POST", "/v1/invoices", e.key, `{"amount":"5000000","description":"Reorganised"}`)
 	inv3ID := inv3["id"].(string)
 	body3 := h.authorization(payer, inv3ID)
 	if code, res := h.do("POST", "/checkout/"+inv3ID+"/authorization", "", body3); code != 202 {
@@ -364,7 +301,7 @@ func TestAnvilLiveMode(t *testing.T) {
 	for range 3 {
 		node.mine()
 	}
-	if _, got := h.do("GET", "/v1/invoices/"+inv3ID, k.Key, ""); got["status"] != "open" || h.events("invoice.paid") != 1 {
+	if _, got := h.do("GET", "/v1/invoices/"+inv3ID, e.key, ""); got["status"] != "open" || h.events("invoice.paid") != 1 {
 		t.Fatalf("after the reorg: invoice %v, %d invoice.paid", got["status"], h.events("invoice.paid"))
 	}
 	if got, _ := token.BalanceOf(ctx, common.HexToAddress(maddr)); got.Int64() != 12_000_000-5_000_000 {

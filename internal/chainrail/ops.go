@@ -73,7 +73,11 @@ func (r *Rail) submit(ctx context.Context, w row, call chain.Call, forgettable b
 	if err != nil {
 		return rail.Settlement{}, err
 	}
-	r.log.Info("settlement submitted", "key", w.Key, "kind", w.Kind, "amount", w.Amount, "nonce", s.Nonce)
+	attrs := []any{"key", w.Key, "kind", w.Kind, "amount", w.Amount}
+	if s.Nonce != nil { // nil when it tracks someone else's transaction
+		attrs = append(attrs, "nonce", *s.Nonce)
+	}
+	r.log.Info("settlement submitted", attrs...)
 	return r.answer(ctx, stood)
 }
 
