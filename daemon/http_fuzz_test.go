@@ -48,6 +48,18 @@ var fuzzRoutes = []fuzzRoute{
 	{"GET", "/oauth/authorize", "query"},
 	{"POST", "/api/mcp", "json"},
 	{"POST", "/oauth/authorize", "form"},
+	{"POST", "/v1/plans", "json"},
+	{"GET", "/v1/invoices/{}", "query"},
+	{"POST", "/v1/invoices/{}/void", "json"},
+	{"GET", "/v1/payments/{}", "query"},
+	{"GET", "/v1/subscriptions/{}", "query"},
+	{"POST", "/v1/subscriptions/{}/cancel", "json"},
+	{"GET", "/v1/subscriptions/{}/upcoming", "query"},
+	{"GET", "/v1/test_helpers/clock", "query"},
+	{"POST", "/v1/test_helpers/clock/advance", "json"},
+	{"POST", "/checkout/{}/pay", "form"},
+	{"GET", "/checkout/{}/authorization", "query"},
+	{"POST", "/checkout/{}/authorization", "json"},
 }
 
 // FuzzHTTP drives the daemon's handlers, over a real database, with
@@ -109,6 +121,19 @@ func FuzzHTTP(f *testing.F) {
 		{21, "", "response_type=code&client_id=x&redirect_uri=http://127.0.0.1/cb&code_challenge=abc&code_challenge_method=S256", ""},
 		{22, "", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, ""},
 		{23, "", "client_id=tgc_x&redirect_uri=http://127.0.0.1/cb&response_type=code&decision=allow&secret_key=sk_test_x", ""},
+		{24, "", `{"name":"Pro","amount":"1000000","interval":"custom","interval_days":30,"features":["sso",{"feature_key":"calls","limit_value":5}]}`, ""},
+		{24, "", `{"name":"Metered","interval":"month","usage_type":"metered","meter":"` + m.ID + `","pricing":{"model":"graduated","tiers":[{"up_to":"10","unit_amount":"1"},{"unit_amount":"0.5"}]}}`, ""},
+		{25, "inv_\x00", "", ""},
+		{26, "inv_x", `{}`, ""},
+		{27, "pay_x", "", ""},
+		{28, "sub_\xff", "", ""},
+		{29, "sub_x", `{"at_period_end":false}`, ""},
+		{30, "sub_x", "", ""},
+		{32, "", `{"by":"720h"}`, ""},
+		{32, "", `{"to":"9999-12-31T23:59:59Z"}`, ""},
+		{33, "inv_x", "payer=0x4242424242424242424242424242424242424242&external_customer_id=u1", ""},
+		{34, "inv_x", "payer=0x4242424242424242424242424242424242424242", ""},
+		{35, "inv_x", `{"payer":"0x4242424242424242424242424242424242424242"}`, ""},
 	} {
 		f.Add(s.route, s.seg, []byte(s.input), s.header)
 	}
