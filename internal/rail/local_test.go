@@ -2,6 +2,7 @@ package rail_test
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -130,5 +131,18 @@ func TestSettleTxConcurrentSameKey(t *testing.T) {
 	}
 	if c := countSettlements(t, db, s); c != 1 {
 		t.Fatalf("%d settlements", c)
+	}
+}
+
+// The refusal of an unknown test payer names every magic wallet whole.
+func TestCheckTestPayerNamesEveryWallet(t *testing.T) {
+	_, err := rail.CheckTestPayer("0x1111111111111111111111111111111111111111")
+	if err == nil {
+		t.Fatal("an unknown payer was accepted")
+	}
+	for _, w := range rail.MagicWallets() {
+		if !strings.Contains(err.Error(), w) {
+			t.Fatalf("%q does not name %s", err, w)
+		}
 	}
 }

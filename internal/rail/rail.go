@@ -158,5 +158,8 @@ func CheckTestPayer(payer string) (string, error) {
 			return p, nil
 		}
 	}
-	return "", apperr.Field("payer", "test mode pays with a magic wallet: %s", strings.Join(MagicWallets(), ", "))
+	// One argument per wallet: messages clip each argument to a bounded
+	// echo, and the list joined would be cut mid-address.
+	return "", apperr.Field("payer", "test mode pays with a magic wallet: %s, %s, %s, %s, %s, %s", WalletSucceeds, WalletInsufficient,
+		WalletRevokesAfter1st, WalletFailsTwiceAfter1, WalletTransientOnce, WalletFailsAfter1st)
 }
