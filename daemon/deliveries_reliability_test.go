@@ -270,3 +270,40 @@ func TestDeliveryPostgresRestartUnderLoad(t *testing.T) {
 		return pending == 0
 	})
 }
+
+// A wake-up that never arrives (a NOTIFY lost with its connection, a
+// replica that died between commit and notify) loses no delivery: the
+// delivery job's poll finds the row. The event and its delivery are
+// written here with plain SQL, outside store.Tx, so nothing wakes anyone.
+func TestDeliveryLostWakeUpIsFoundByThePoll(t *testing.T) {
+	t.Parallel()
+	b := setupListening(t, insecure)
+	rc := newReceiver(t, nil)
+	m := b.merchant("acme")
+	ep := b.endpoint(m, rc.URL+"/hooks")
+	ctx := context.Background()
+	const evID, dlvID = "evt_lostwakeup", "dlv_lostwakeup"
+	tx, err := b.db.DB.BeginTxx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO events (merchant_id, mode, id, type, data, occurred_at)
+		VALUES ($1, 'test', $2, 'invoice.paid', '{"id":"inv_1"}', now())`, m, evID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO webhook_deliveries (merchant_id, mode, id, event_id, endpoint_id)
+		VALUES ($1, 'test', $2, $3, $4)`, m, dlvID, evID, ep.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	// The poll runs every few seconds; well past it, the delivery is done.
+	ds := settled(t, b.db, evID, 30*time.Second)
+	if len(ds) != 1 || ds[0].ID != dlvID || ds[0].Status != webhooks.StatusSucceeded {
+		t.Fatalf("deliveries %+v", ds)
+	}
+	if hooks := rc.Got(); len(hooks) != 1 || hooks[0].Header.Get("wc-event-id") != evID {
+		t.Fatalf("%d requests", len(hooks))
+	}
+}
