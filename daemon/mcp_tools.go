@@ -26,11 +26,9 @@ import (
 // entry's run is its REST endpoint's body without the HTTP: the same
 // exported decoder (fields from the tool's argument object), the same
 // operation, the same Wire form. Schemas come from the entry's in and out
-// types through package apispec, like the OpenAPI document's.
-//
-// Still to come with their operations: create_plan (POST /v1/plans),
-// get_invoice, get_payment, get_subscription and, in test mode,
-// advance_test_clock.
+// types through package apispec, like the OpenAPI document's. Beyond
+// SPEC.md's list: the read-only get_invoice, get_payment and
+// get_subscription, and advance_test_clock for test-mode credentials.
 
 // tool is one entry of the registry.
 type tool struct {
