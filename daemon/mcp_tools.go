@@ -115,14 +115,8 @@ func toolTable() []tool {
 				if err != nil {
 					return nil, err
 				}
-				res, err := s.ingester.Ingest(c.ctx, s.db, c.p.Scope, []metering.EventInput{in}, s.now(c.p))
-				if err != nil {
-					return nil, err
-				}
-				if res[0].Err != nil {
-					return nil, res[0].Err
-				}
-				return res[0].Event.Wire(), nil
+				ev, err := s.ingester.IngestEvent(c.ctx, s.db, c.p.Scope, in, s.now(c.p))
+				return wireOf(ev, err, metering.Event.Wire)
 			},
 		},
 		{
