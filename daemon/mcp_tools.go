@@ -152,10 +152,11 @@ func toolTable() []tool {
 			doc: "Returns a customer's prepaid credit balance with lifetime granted and consumed (USDC base units, as strings).",
 			in:  typeOf[wire.CustomerArgs](), out: typeOf[wire.CreditBalance](),
 			run: func(s *Server, c toolCall) (any, error) {
-				id := c.args.RequiredString("customer_id", 0, 0)
-				if err := c.args.Err(); err != nil {
+				a, err := wire.DecodeCustomerArgs(c.args)
+				if err != nil {
 					return nil, err
 				}
+				id := a.CustomerID
 				b, err := credits.GetBalance(c.ctx, s.db, c.p.Scope, id, s.now(c.p))
 				return wireOf(b, err, credits.Balance.Wire)
 			},
@@ -179,12 +180,11 @@ func toolTable() []tool {
 			doc: "Answers whether a customer may use a feature now (entitled, with the reason), and for a metered feature its limit, usage and what remains.",
 			in:  typeOf[wire.EntitlementCheckArgs](), out: typeOf[wire.Entitlement](),
 			run: func(s *Server, c toolCall) (any, error) {
-				id := c.args.RequiredString("customer_id", 0, 0)
-				key := c.args.RequiredString("feature_key", 0, 0)
-				if err := c.args.Err(); err != nil {
+				in, err := entitlements.DecodeCheck(c.args)
+				if err != nil {
 					return nil, err
 				}
-				res, err := s.checker.Check(c.ctx, c.p.Scope, id, key, s.now(c.p))
+				res, err := s.checker.Check(c.ctx, c.p.Scope, in.CustomerID, in.FeatureKey, s.now(c.p))
 				return wireOf(res, err, entitlements.Result.Wire)
 			},
 		},
@@ -279,11 +279,11 @@ func getTool(name, noun, rest, doc string, get func(*Server, toolCall, string) (
 	return tool{
 		name: name, title: "Get " + noun, rest: rest, doc: doc, in: typeOf[wire.ObjectArgs](), out: out,
 		run: func(s *Server, c toolCall) (any, error) {
-			id := c.args.RequiredString("id", 0, 0)
-			if err := c.args.Err(); err != nil {
+			a, err := wire.DecodeObjectArgs(c.args)
+			if err != nil {
 				return nil, err
 			}
-			return get(s, c, id)
+			return get(s, c, a.ID)
 		},
 	}
 }
