@@ -162,3 +162,41 @@ func mcpRPC(t *testing.T, b *bundle, key, version, method, name, params string, 
 	}
 	return resp.Header
 }
+
+// Two Authorization headers on the tool server are refused as the REST API
+// refuses them: 401, with the same message, whether or not they agree.
+func TestMCPTwoAuthorizationHeaders(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	_, key := b.testClient()
+	const want = "more than one Authorization header; send exactly one"
+	for _, second := range []string{key, "sk_test_other"} {
+		for _, path := range []string{"/api/mcp", "/v1/invoices"} {
+			method := "POST"
+			if path == "/v1/invoices" {
+				method = "GET"
+			}
+			req, _ := http.NewRequest(method, b.url+path, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`))
+			req.Header.Add("Authorization", "Bearer "+key)
+			req.Header.Add("Authorization", "Bearer "+second)
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			code, message := errorBody(t, string(body))
+			if resp.StatusCode != 401 || code != "unauthorized" || message != want {
+				t.Errorf("%s %s: %d %s", method, path, resp.StatusCode, body)
+			}
+			if path == "/api/mcp" && resp.Header.Get("WWW-Authenticate") != `Bearer resource_metadata="`+b.url+`/.well-known/oauth-protected-resource/api/mcp"` {
+				t.Errorf("challenge %q", resp.Header.Get("WWW-Authenticate"))
+			}
+		}
+	}
+	if status, _, body := b.mcpPost(key, `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`); status != 200 {
+		t.Fatalf("one header: %d %s", status, body)
+	}
+}
