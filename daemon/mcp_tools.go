@@ -26,11 +26,9 @@ import (
 // entry's run is its REST endpoint's body without the HTTP: the same
 // exported decoder (fields from the tool's argument object), the same
 // operation, the same Wire form. Schemas come from the entry's in and out
-// types through package apispec, like the OpenAPI document's.
-//
-// Still to come with their operations: create_plan (POST /v1/plans),
-// get_invoice, get_payment, get_subscription and, in test mode,
-// advance_test_clock.
+// types through package apispec, like the OpenAPI document's. Beyond
+// SPEC.md's list: the read-only get_invoice, get_payment and
+// get_subscription, and advance_test_clock for test-mode credentials.
 
 // tool is one entry of the registry.
 type tool struct {
@@ -117,14 +115,8 @@ func toolTable() []tool {
 				if err != nil {
 					return nil, err
 				}
-				res, err := s.ingester.Ingest(c.ctx, s.db, c.p.Scope, []metering.EventInput{in}, s.now(c.p))
-				if err != nil {
-					return nil, err
-				}
-				if res[0].Err != nil {
-					return nil, res[0].Err
-				}
-				return res[0].Event.Wire(), nil
+				ev, err := s.ingester.IngestEvent(c.ctx, s.db, c.p.Scope, in, s.now(c.p))
+				return wireOf(ev, err, metering.Event.Wire)
 			},
 		},
 		{
@@ -160,10 +152,11 @@ func toolTable() []tool {
 			doc: "Returns a customer's prepaid credit balance with lifetime granted and consumed (USDC base units, as strings).",
 			in:  typeOf[wire.CustomerArgs](), out: typeOf[wire.CreditBalance](),
 			run: func(s *Server, c toolCall) (any, error) {
-				id := c.args.RequiredString("customer_id", 0, 0)
-				if err := c.args.Err(); err != nil {
+				a, err := wire.DecodeCustomerArgs(c.args)
+				if err != nil {
 					return nil, err
 				}
+				id := a.CustomerID
 				b, err := credits.GetBalance(c.ctx, s.db, c.p.Scope, id, s.now(c.p))
 				return wireOf(b, err, credits.Balance.Wire)
 			},
@@ -187,12 +180,11 @@ func toolTable() []tool {
 			doc: "Answers whether a customer may use a feature now (entitled, with the reason), and for a metered feature its limit, usage and what remains.",
 			in:  typeOf[wire.EntitlementCheckArgs](), out: typeOf[wire.Entitlement](),
 			run: func(s *Server, c toolCall) (any, error) {
-				id := c.args.RequiredString("customer_id", 0, 0)
-				key := c.args.RequiredString("feature_key", 0, 0)
-				if err := c.args.Err(); err != nil {
+				in, err := entitlements.DecodeCheck(c.args)
+				if err != nil {
 					return nil, err
 				}
-				res, err := s.checker.Check(c.ctx, c.p.Scope, id, key, s.now(c.p))
+				res, err := s.checker.Check(c.ctx, c.p.Scope, in.CustomerID, in.FeatureKey, s.now(c.p))
 				return wireOf(res, err, entitlements.Result.Wire)
 			},
 		},
@@ -287,11 +279,11 @@ func getTool(name, noun, rest, doc string, get func(*Server, toolCall, string) (
 	return tool{
 		name: name, title: "Get " + noun, rest: rest, doc: doc, in: typeOf[wire.ObjectArgs](), out: out,
 		run: func(s *Server, c toolCall) (any, error) {
-			id := c.args.RequiredString("id", 0, 0)
-			if err := c.args.Err(); err != nil {
+			a, err := wire.DecodeObjectArgs(c.args)
+			if err != nil {
 				return nil, err
 			}
-			return get(s, c, id)
+			return get(s, c, a.ID)
 		},
 	}
 }

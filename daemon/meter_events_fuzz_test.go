@@ -27,7 +27,7 @@ func FuzzDecodeMeterEvents(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte, header string) {
 		req, err := metering.DecodeRequest(body)
 		if err == nil {
-			err = applyIdempotencyHeader(&req, header)
+			err = req.ApplyIdempotencyKey(header)
 		}
 		ins, errs, batch := req.Events, req.Errs, req.Batch
 		if err != nil {

@@ -81,12 +81,21 @@ func (s *Server) ChallengeInsufficientScope(scope string) string {
 }
 
 // AuthenticateMCP resolves a tool-server request's credential. A missing
-// or unrecognisable one is a *BearerError 401 with ChallengeUnauthenticated;
+// or unrecognisable one, or more than one Authorization header (as the
+// REST API refuses them: a proxy reading another header than we do would
+// disagree about the caller), is a *BearerError 401 with
+// ChallengeUnauthenticated;
 // an invalid, revoked or expired key or token, or a token for another
 // resource, a 401 with ChallengeInvalidToken. A database outage comes back
 // as service_unavailable.
 func (s *Server) AuthenticateMCP(r *http.Request) (MCPPrincipal, error) {
 	headers := r.Header.Values("Authorization")
+	if len(headers) > 1 {
+		return MCPPrincipal{}, &BearerError{
+			Status: http.StatusUnauthorized, Challenge: s.ChallengeUnauthenticated(),
+			Err: apperr.New(apperr.Unauthorized, "more than one Authorization header; send exactly one"),
+		}
+	}
 	token, ok := "", false
 	if len(headers) == 1 {
 		token, ok = cutBearer(headers[0])

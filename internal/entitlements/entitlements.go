@@ -79,6 +79,24 @@ func Decode(o *fields.Object) (GrantInput, error) {
 	return in, o.Err()
 }
 
+// CheckInput is what an access check names: the path of GET
+// /v1/customers/{id}/entitlements/{feature_key}, and the check_entitlement
+// tool's arguments.
+type CheckInput struct {
+	CustomerID string
+	FeatureKey string
+}
+
+// DecodeCheck reads a check's customer_id and feature_key from a JSON
+// object (tool arguments); errors are invalid_request naming the field.
+func DecodeCheck(o *fields.Object) (CheckInput, error) {
+	in := CheckInput{
+		CustomerID: o.RequiredString("customer_id", 0, 0),
+		FeatureKey: o.RequiredString("feature_key", 0, 0),
+	}
+	return in, o.Err()
+}
+
 // Wire returns the grant's public form.
 func (g GrantRecord) Wire() wire.EntitlementGrant {
 	j := wire.EntitlementGrant{

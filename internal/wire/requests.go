@@ -36,7 +36,7 @@ type MeterRequest struct {
 	Aggregation   *string `json:"aggregation,omitempty" doc:"How a period's events combine: sum (default) adds their values, count counts them, max keeps the largest, last the latest." schema:"enum=sum|count|max|last"`
 	EventValueKey *string `json:"event_value_key,omitempty" doc:"The event property holding the quantity, used when an event has no value; if omitted each event counts as 1." schema:"minLength=1,maxLength=200"`
 	UnitLabel     *string `json:"unit_label,omitempty" doc:"The unit shown next to quantities, e.g. tokens." schema:"maxLength=100"`
-	Description   *string `json:"description,omitempty" schema:"maxLength=500"`
+	Description   *string `json:"description,omitempty" doc:"What the meter counts, for people." schema:"maxLength=500"`
 }
 
 // FeatureRequest is POST /v1/features and the create_feature tool.
@@ -45,8 +45,8 @@ type FeatureRequest struct {
 	Name        string  `json:"name" doc:"A name for people." schema:"minLength=1,maxLength=200"`
 	Type        *string `json:"type,omitempty" doc:"boolean (default): on or off; metered: usage of a meter counts against a granted limit." schema:"enum=boolean|metered"`
 	Meter       *string `json:"meter,omitempty" doc:"Required for a metered feature, refused for a boolean one: the id (meter_…) of the meter whose usage counts."`
-	UnitLabel   *string `json:"unit_label,omitempty" schema:"maxLength=100"`
-	Description *string `json:"description,omitempty" schema:"maxLength=500"`
+	UnitLabel   *string `json:"unit_label,omitempty" doc:"The unit shown next to a metered feature's limit and usage, e.g. requests." schema:"maxLength=100"`
+	Description *string `json:"description,omitempty" doc:"What the feature gives, for people." schema:"maxLength=500"`
 }
 
 // MeterEventRequest is one usage event: POST /v1/meter-events with one
