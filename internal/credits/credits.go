@@ -267,7 +267,7 @@ func debitAccount(ctx context.Context, q store.Querier, s tenant.Scope, ref cust
 		if ext == "" || utf8.RuneCountInString(ext) > customers.MaxExternalIDLen {
 			return account{}, apperr.Field("external_customer_id", "must be 1 to %d characters", customers.MaxExternalIDLen)
 		}
-		return account{}, apperr.New(apperr.NoCreditAccount, "customer with external_customer_id %q has no credit account: grant credits first", ext)
+		return account{}, errNoAccountExt(ext)
 	}
 	c, _, err := customers.Resolve(ctx, q, s, ref, true)
 	if err != nil {
@@ -276,7 +276,15 @@ func debitAccount(ctx context.Context, q store.Querier, s tenant.Scope, ref cust
 	if acct, ok, err = lockAccount(ctx, q, s, c.ID, false); err != nil || ok {
 		return acct, err
 	}
-	return account{}, apperr.New(apperr.NoCreditAccount, "customer %s has no credit account: grant credits first", c.ID)
+	return account{}, errNoAccount(c.ID)
+}
+
+func errNoAccount(customerID string) error {
+	return apperr.New(apperr.NoCreditAccount, "customer %s has no credit account: grant credits first", customerID)
+}
+
+func errNoAccountExt(externalID string) error {
+	return apperr.New(apperr.NoCreditAccount, "customer with external_customer_id %q has no credit account: grant credits first", externalID)
 }
 
 func grantResult(op operation) GrantResult {

@@ -1,0 +1,230 @@
+package credits
+
+import (
+	"context"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/tollgatehq/tollgate/internal/store"
+	"github.com/tollgatehq/tollgate/internal/tenant"
+)
+
+// Batcher applies stand-alone grants and debits by group commit. A grant
+// or debit on its own is a transaction of about six round trips and an
+// fsync'd commit; one account takes them one after another, since each
+// holds the account's lock until it commits. The Batcher queues concurrent
+// calls, and a committer takes everything queued (up to maxBatch) and
+// applies it in one transaction with a fixed number of statements, however
+// many items and accounts it holds (batch_tx.go). Items on one account
+// apply one after another on the same in-memory ledger, in arrival order,
+// with the same rules and results as Grant and Debit.
+//
+// A Batcher costs nothing while idle: committers are started when calls
+// are queued and end when the queue is empty. A call with nothing else
+// queued is taken at once, never held back to fill a batch.
+//
+// GrantTx and DebitTx, which join a caller's transaction, are not batched.
+type Batcher struct {
+	db *store.DB
+	// committers bounds the batches in flight: each holds a pool
+	// connection, and one is enough to keep a hot account busy while
+	// another commits.
+	committers int
+	maxBatch   int
+	// timeout bounds a batch, which runs detached from its callers'
+	// contexts: one caller hanging up must not roll back the others.
+	timeout time.Duration
+	// fault, for tests, fails a batch's transaction at the named step.
+	fault func(ctx context.Context, tx *store.Tx, step string) error
+	// fallbacks counts the batches applied one by one, for tests.
+	fallbacks atomic.Int64
+
+	mu      sync.Mutex
+	queue   []*item
+	running int
+	// inFlight holds the idempotency keys of the batches being applied:
+	// a second call with one waits for the next batch, so it replays the
+	// first instead of racing it for the key.
+	inFlight map[string]bool
+	closed   bool
+	// paused, for tests, starts no committer, so that calls queue up and
+	// the next one takes them together.
+	paused bool
+	wg     sync.WaitGroup
+}
+
+// NewBatcher returns a Batcher over db. Close it before closing db.
+func NewBatcher(db *store.DB) *Batcher {
+	return &Batcher{db: db, committers: 2, maxBatch: 128, timeout: 30 * time.Second, inFlight: map[string]bool{}}
+}
+
+// item is one queued call: a grant or a debit, validated.
+type item struct {
+	s     tenant.Scope
+	now   time.Time
+	grant *GrantInput // exactly one of grant and debit
+	debit *DebitInput
+	key   string // the idempotency key with its scope, "" without one
+	done  chan outcome
+	taken bool // guarded by Batcher.mu
+}
+
+type outcome struct {
+	grant GrantResult
+	debit DebitResult
+	err   error
+}
+
+// Grant is credits.Grant through the batch: same validation, result,
+// event and errors.
+func (b *Batcher) Grant(ctx context.Context, s tenant.Scope, in GrantInput, now time.Time) (GrantResult, error) {
+	if err := in.Validate(now); err != nil {
+		return GrantResult{}, err
+	}
+	out := b.submit(ctx, &item{s: s, now: now, grant: &in, key: scopedKey(s, in.IdempotencyKey)})
+	return out.grant, out.err
+}
+
+// Debit is credits.Debit through the batch: same validation, result,
+// event and errors.
+func (b *Batcher) Debit(ctx context.Context, s tenant.Scope, in DebitInput, now time.Time) (DebitResult, error) {
+	if err := in.Validate(); err != nil {
+		return DebitResult{}, err
+	}
+	out := b.submit(ctx, &item{s: s, now: now, debit: &in, key: scopedKey(s, in.IdempotencyKey)})
+	return out.debit, out.err
+}
+
+func scopedKey(s tenant.Scope, key *string) string {
+	if key == nil {
+		return ""
+	}
+	return s.MerchantID + "\x00" + string(s.Mode) + "\x00" + *key
+}
+
+// Close waits for the queued calls to be applied. Calls made after it are
+// applied one by one, each in a transaction of its own.
+func (b *Batcher) Close() {
+	b.mu.Lock()
+	b.closed = true
+	b.mu.Unlock()
+	b.wg.Wait()
+}
+
+// submit queues it and waits for its outcome. A caller whose context ends
+// before a committer took its item withdraws it; once taken, the item is
+// applied whatever the caller does, and the caller returns at once.
+func (b *Batcher) submit(ctx context.Context, it *item) outcome {
+	it.done = make(chan outcome, 1)
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		return b.one(ctx, it)
+	}
+	b.queue = append(b.queue, it)
+	b.startCommitter()
+	b.mu.Unlock()
+	select {
+	case out := <-it.done:
+		return out
+	case <-ctx.Done():
+	}
+	b.mu.Lock()
+	if !it.taken {
+		b.queue = slices.DeleteFunc(b.queue, func(q *item) bool { return q == it })
+	}
+	b.mu.Unlock()
+	return outcome{err: ctx.Err()}
+}
+
+// startCommitter starts a committer for a call just queued unless enough
+// are running (those take it when their batch is done). b.mu is held.
+func (b *Batcher) startCommitter() {
+	if b.running < b.committers && !b.paused {
+		b.running++
+		b.wg.Add(1)
+		go b.commit()
+	}
+}
+
+// commit is a committer: it applies batches until the queue holds nothing
+// it may take.
+func (b *Batcher) commit() {
+	defer b.wg.Done()
+	var batch []*item
+	for {
+		if batch = b.next(batch); batch == nil {
+			return
+		}
+		b.apply(batch)
+	}
+}
+
+// next releases the keys of the batch just applied and takes the next one
+// in arrival order, leaving queued an item whose idempotency key is in
+// this batch or another committer's. With nothing to take the committer
+// ends, in the same critical section, so no queued call is left without
+// one.
+func (b *Batcher) next(done []*item) []*item {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, it := range done {
+		if it.key != "" {
+			delete(b.inFlight, it.key)
+		}
+	}
+	var batch []*item
+	keep := b.queue[:0]
+	for _, it := range b.queue {
+		if len(batch) == b.maxBatch || (it.key != "" && b.inFlight[it.key]) {
+			keep = append(keep, it)
+			continue
+		}
+		if it.key != "" {
+			b.inFlight[it.key] = true
+		}
+		it.taken = true
+		batch = append(batch, it)
+	}
+	clear(b.queue[len(keep):])
+	b.queue = keep
+	if len(batch) == 0 {
+		b.running--
+	}
+	return batch
+}
+
+// apply runs a batch and hands each caller its outcome. When the batch
+// cannot be applied as one (an SQL error, or an idempotency key another
+// replica took meanwhile), its items run one by one through Grant and
+// Debit, which handle every such case, so nothing is lost.
+func (b *Batcher) apply(batch []*item) {
+	ctx, cancel := context.WithTimeout(context.Background(), b.timeout)
+	outs, err := b.applyTx(ctx, batch)
+	cancel()
+	if err != nil {
+		b.fallbacks.Add(1)
+		for _, it := range batch {
+			ctx, cancel := context.WithTimeout(context.Background(), b.timeout)
+			it.done <- b.one(ctx, it)
+			cancel()
+		}
+		return
+	}
+	for i, it := range batch {
+		it.done <- outs[i]
+	}
+}
+
+// one applies an item in a transaction of its own.
+func (b *Batcher) one(ctx context.Context, it *item) outcome {
+	var out outcome
+	if it.grant != nil {
+		out.grant, out.err = Grant(ctx, b.db, it.s, *it.grant, it.now)
+	} else {
+		out.debit, out.err = Debit(ctx, b.db, it.s, *it.debit, it.now)
+	}
+	return out
+}
