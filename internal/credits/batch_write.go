@@ -15,9 +15,9 @@ import (
 type writes struct {
 	// credit_operations
 	opM, opMode, opID, opAcct, opCus, opKind, opReason, opAt []string
-	opAmount, opCovered, opBalance                          []int64
-	opEntry, opExpires, opKey                               []*string
-	opNeg                                                   []bool
+	opAmount, opCovered, opBalance                           []int64
+	opEntry, opExpires, opKey                                []*string
+	opNeg                                                    []bool
 	// credit_entries
 	enM, enMode, enID, enAcct, enKind, enEffective, enAt []string
 	enAmount, enSettled                                  []int64
