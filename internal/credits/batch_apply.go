@@ -31,12 +31,15 @@ func (bt *batchTx) load(ctx context.Context) error {
 		AccountID  string `db:"account_id"`
 		bucket
 	}
-	err := bt.tx.SelectContext(ctx, &rows, `SELECT merchant_id, account_id, grant_id, remaining, expires_at FROM credit_grant_balances
-		WHERE (merchant_id, account_id) IN (SELECT * FROM unnest($1::text[], $2::text[])) AND remaining > 0
-		ORDER BY merchant_id, account_id, expires_at NULLS LAST, seq`, pq.StringArray(merchants), pq.StringArray(ids))
+	err := bt.tx.SelectContext(ctx, &rows, `SELECT g.* FROM unnest($1::text[], $2::text[]) AS r (merchant_id, account_id)
+		CROSS JOIN LATERAL (SELECT merchant_id, account_id, grant_id, remaining, expires_at FROM credit_grant_balances g
+			WHERE g.merchant_id = r.merchant_id AND g.account_id = r.account_id AND g.remaining > 0
+			ORDER BY expires_at NULLS LAST, seq OFFSET 0) g`, pq.StringArray(merchants), pq.StringArray(ids))
 	if err != nil {
 		return store.Translate(err)
 	}
+	// Each account's rows come in drawing order (the nested loop keeps the
+	// order of its inner scan).
 	for _, r := range rows {
 		b := r.bucket
 		l := byID[[2]string{r.MerchantID, r.AccountID}]
@@ -65,8 +68,10 @@ func (bt *batchTx) readReplays(ctx context.Context) error {
 		Mode       tenant.Mode `db:"mode"`
 		operation
 	}
-	err := bt.tx.SelectContext(ctx, &rows, `SELECT merchant_id, mode, `+operationColumns+` FROM credit_operations
-		WHERE idempotency_key IS NOT NULL AND (merchant_id, mode, idempotency_key) IN (SELECT * FROM unnest($1::text[], $2::text[], $3::text[]))`,
+	err := bt.tx.SelectContext(ctx, &rows, `SELECT o.* FROM unnest($1::text[], $2::text[], $3::text[]) AS r (merchant_id, mode, idempotency_key)
+		CROSS JOIN LATERAL (SELECT merchant_id, mode, `+operationColumns+` FROM credit_operations o
+			WHERE o.merchant_id = r.merchant_id AND o.mode = r.mode AND o.idempotency_key = r.idempotency_key
+				AND o.idempotency_key IS NOT NULL OFFSET 0) o`,
 		keys.args()...)
 	if err != nil {
 		return store.Translate(err)

@@ -118,6 +118,14 @@ func refOf(it *item) customers.Ref {
 
 // lock locks the accounts of the customers the items name: by customer id
 // when one is given (as customers.Resolve does), else by external id.
+// They are found first, then locked one by one in (merchant, id) order: a
+// nested loop over the sorted list, since a lock in a LATERAL subquery is
+// taken as each outer row is read.
+//
+// The batch statements look rows up in LATERAL subqueries that OFFSET 0
+// keeps from being flattened: each array element is then an index probe
+// whatever the planner believes about the tables. Joined flat, a fresh,
+// never-analysed table got plans that scanned it once per element.
 func (bt *batchTx) lock(ctx context.Context) error {
 	byID, byExt := newTuples(1), newTuples(1)
 	for _, it := range bt.items {
@@ -132,17 +140,19 @@ func (bt *batchTx) lock(ctx context.Context) error {
 		Ext *string `db:"external_customer_id"`
 	}
 	err := bt.tx.SelectContext(ctx, &rows, `WITH want AS (
-			SELECT a.merchant_id, a.id FROM unnest($1::text[], $2::text[], $3::text[]) AS r (merchant_id, mode, customer_id)
-				JOIN credit_accounts a ON a.merchant_id = r.merchant_id AND a.mode = r.mode AND a.customer_id = r.customer_id
+			SELECT x.* FROM unnest($1::text[], $2::text[], $3::text[]) AS r (merchant_id, mode, customer_id)
+			CROSS JOIN LATERAL (SELECT a.merchant_id, a.id, c.external_customer_id FROM credit_accounts a
+				JOIN customers c ON c.merchant_id = a.merchant_id AND c.id = a.customer_id
+				WHERE a.merchant_id = r.merchant_id AND a.mode = r.mode AND a.customer_id = r.customer_id OFFSET 0) x
 			UNION
-			SELECT a.merchant_id, a.id FROM unnest($4::text[], $5::text[], $6::text[]) AS r (merchant_id, mode, ext)
-				JOIN customers c ON c.merchant_id = r.merchant_id AND c.mode = r.mode AND c.external_customer_id = r.ext
+			SELECT x.* FROM unnest($4::text[], $5::text[], $6::text[]) AS r (merchant_id, mode, ext)
+			CROSS JOIN LATERAL (SELECT a.merchant_id, a.id, c.external_customer_id FROM customers c
 				JOIN credit_accounts a ON a.merchant_id = c.merchant_id AND a.mode = c.mode AND a.customer_id = c.id
+				WHERE c.merchant_id = r.merchant_id AND c.mode = r.mode AND c.external_customer_id = r.ext OFFSET 0) x
 		)
-		SELECT a.merchant_id, a.mode, a.id, a.customer_id, a.balance, a.granted, a.consumed, a.debt, c.external_customer_id
-		FROM credit_accounts a JOIN customers c ON c.merchant_id = a.merchant_id AND c.id = a.customer_id
-		WHERE (a.merchant_id, a.id) IN (SELECT merchant_id, id FROM want)
-		ORDER BY a.merchant_id, a.id FOR UPDATE OF a`, byID.args(byExt.args()...)...)
+		SELECT a.*, w.external_customer_id FROM (SELECT * FROM want ORDER BY merchant_id, id) w
+		CROSS JOIN LATERAL (SELECT `+accountColumns+` FROM credit_accounts a
+			WHERE a.merchant_id = w.merchant_id AND a.id = w.id FOR UPDATE) a`, byID.args(byExt.args()...)...)
 	if err != nil {
 		return store.Translate(err)
 	}
@@ -249,13 +259,13 @@ func (bt *batchTx) lookup(ctx context.Context, idx []int) (map[custKey]customers
 		}
 	}
 	var rows []customers.Customer
-	err := bt.tx.SelectContext(ctx, &rows, `SELECT c.merchant_id, c.mode, c.id, c.external_customer_id, c.created_at
-		FROM unnest($1::text[], $2::text[], $3::text[]) AS r (merchant_id, mode, id)
-			JOIN customers c ON c.merchant_id = r.merchant_id AND c.mode = r.mode AND c.id = r.id
+	err := bt.tx.SelectContext(ctx, &rows, `SELECT c.* FROM unnest($1::text[], $2::text[], $3::text[]) AS r (merchant_id, mode, id)
+		CROSS JOIN LATERAL (SELECT merchant_id, mode, id, external_customer_id, created_at FROM customers c
+			WHERE c.merchant_id = r.merchant_id AND c.mode = r.mode AND c.id = r.id OFFSET 0) c
 		UNION
-		SELECT c.merchant_id, c.mode, c.id, c.external_customer_id, c.created_at
-		FROM unnest($4::text[], $5::text[], $6::text[]) AS r (merchant_id, mode, ext)
-			JOIN customers c ON c.merchant_id = r.merchant_id AND c.mode = r.mode AND c.external_customer_id = r.ext`,
+		SELECT c.* FROM unnest($4::text[], $5::text[], $6::text[]) AS r (merchant_id, mode, ext)
+		CROSS JOIN LATERAL (SELECT merchant_id, mode, id, external_customer_id, created_at FROM customers c
+			WHERE c.merchant_id = r.merchant_id AND c.mode = r.mode AND c.external_customer_id = r.ext OFFSET 0) c`,
 		byID.args(byExt.args()...)...)
 	if err != nil {
 		return nil, store.Translate(err)
