@@ -2,11 +2,13 @@ package credits
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/tollgatehq/tollgate/internal/apperr"
 	"github.com/tollgatehq/tollgate/internal/store"
 	"github.com/tollgatehq/tollgate/internal/tenant"
 )
@@ -202,8 +204,8 @@ func (b *Batcher) next(done []*item) []*item {
 // Debit, which handle every such case, so nothing is lost.
 func (b *Batcher) apply(batch []*item) {
 	ctx, cancel := context.WithTimeout(context.Background(), b.timeout)
-	outs, err := b.applyTx(ctx, batch)
-	cancel()
+	outs, err := b.tryBatch(ctx, batch)
+	cancel() // also rolls back a transaction a panic left open
 	if err != nil {
 		b.fallbacks.Add(1)
 		for _, it := range batch {
@@ -218,9 +220,25 @@ func (b *Batcher) apply(batch []*item) {
 	}
 }
 
-// one applies an item in a transaction of its own.
-func (b *Batcher) one(ctx context.Context, it *item) outcome {
-	var out outcome
+// tryBatch is applyTx with a panic (a bug) turned into an error: in a
+// committer it would take the whole daemon down, not one request.
+func (b *Batcher) tryBatch(ctx context.Context, batch []*item) (outs []outcome, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("credits batch: panic: %v", p)
+		}
+	}()
+	return b.applyTx(ctx, batch)
+}
+
+// one applies an item in a transaction of its own; a panic is its
+// internal error.
+func (b *Batcher) one(ctx context.Context, it *item) (out outcome) {
+	defer func() {
+		if p := recover(); p != nil {
+			out = outcome{err: apperr.New(apperr.Internal, "credits: panic: %v", p)}
+		}
+	}()
 	if it.grant != nil {
 		out.grant, out.err = Grant(ctx, b.db, it.s, *it.grant, it.now)
 	} else {

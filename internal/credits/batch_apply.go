@@ -1,9 +1,9 @@
 package credits
 
 import (
+	"cmp"
 	"context"
-
-	"github.com/lib/pq"
+	"slices"
 
 	"github.com/tollgatehq/tollgate/internal/events"
 	"github.com/tollgatehq/tollgate/internal/id"
@@ -12,72 +12,77 @@ import (
 	"github.com/tollgatehq/tollgate/internal/tenant"
 )
 
-// load reads the grant remainders of every locked account, in drawing
-// order. It runs after the lock, as a statement of its own, so it sees what
-// the transactions it waited for committed. Accounts the batch creates
+// read loads, in one statement, the grant remainders of every locked
+// account and the stored operations of the items' idempotency keys. It runs
+// after the lock, as a statement of its own, so it sees what the
+// transactions it waited for committed (and so a replay of a request for
+// the same account that committed meanwhile). Accounts the batch creates
 // have no grants yet.
-func (bt *batchTx) load(ctx context.Context) error {
-	if len(bt.locked) == 0 {
-		return nil
-	}
-	merchants, ids := make([]string, len(bt.locked)), make([]string, len(bt.locked))
+//
+// Both kinds of row share operation's columns: a remainder is id
+// (grant_id), amount (remaining) and expires_at, with seq for the drawing
+// order.
+func (bt *batchTx) read(ctx context.Context) error {
+	accts, keys := newTuples(1), newTuples(1)
 	byID := make(map[[2]string]*ledger, len(bt.locked))
-	for i, l := range bt.locked {
-		merchants[i], ids[i] = l.acct.MerchantID, l.acct.ID
+	for _, l := range bt.locked {
+		accts.add(l.s, l.acct.ID)
 		byID[[2]string{l.acct.MerchantID, l.acct.ID}] = l
 	}
-	var rows []struct {
-		MerchantID string `db:"merchant_id"`
-		AccountID  string `db:"account_id"`
-		bucket
-	}
-	err := bt.tx.SelectContext(ctx, &rows, `SELECT g.* FROM unnest($1::text[], $2::text[]) AS r (merchant_id, account_id)
-		CROSS JOIN LATERAL (SELECT merchant_id, account_id, grant_id, remaining, expires_at FROM credit_grant_balances g
-			WHERE g.merchant_id = r.merchant_id AND g.account_id = r.account_id AND g.remaining > 0
-			ORDER BY expires_at NULLS LAST, seq OFFSET 0) g`, pq.StringArray(merchants), pq.StringArray(ids))
-	if err != nil {
-		return store.Translate(err)
-	}
-	// Each account's rows come in drawing order (the nested loop keeps the
-	// order of its inner scan).
-	for _, r := range rows {
-		b := r.bucket
-		l := byID[[2]string{r.MerchantID, r.AccountID}]
-		l.buckets = append(l.buckets, &b)
-	}
-	return nil
-}
-
-// readReplays reads the stored operations of the items' idempotency keys,
-// after the lock like replay: a request for the same account that committed
-// meanwhile is seen.
-func (bt *batchTx) readReplays(ctx context.Context) error {
-	keys := newTuples(1)
-	n := 0
 	for _, it := range bt.items {
 		if k := it.idempotencyKey(); k != nil {
 			keys.add(it.s, *k)
-			n++
 		}
 	}
-	if n == 0 {
+	if len(bt.locked) == 0 && len(keys[0]) == 0 {
 		return nil
 	}
 	var rows []struct {
+		Row        string      `db:"row"`
 		MerchantID string      `db:"merchant_id"`
 		Mode       tenant.Mode `db:"mode"`
+		Seq        int64       `db:"seq"`
 		operation
 	}
-	err := bt.tx.SelectContext(ctx, &rows, `SELECT o.* FROM unnest($1::text[], $2::text[], $3::text[]) AS r (merchant_id, mode, idempotency_key)
-		CROSS JOIN LATERAL (SELECT merchant_id, mode, `+operationColumns+` FROM credit_operations o
+	err := bt.tx.SelectContext(ctx, &rows, `SELECT 'grant' AS row, g.* FROM unnest($1::text[], $2::text[], $3::text[]) AS r (merchant_id, mode, account_id)
+		CROSS JOIN LATERAL (SELECT merchant_id, mode, seq, grant_id AS id, account_id, '' AS customer_id, '' AS kind, remaining AS amount,
+				0 AS covered, 0 AS balance, NULL AS entry_id, '' AS reason, false AS allow_negative, expires_at, NULL AS idempotency_key
+			FROM credit_grant_balances g WHERE g.merchant_id = r.merchant_id AND g.account_id = r.account_id AND g.remaining > 0 OFFSET 0) g
+		UNION ALL
+		SELECT 'operation', o.* FROM unnest($4::text[], $5::text[], $6::text[]) AS r (merchant_id, mode, idempotency_key)
+		CROSS JOIN LATERAL (SELECT merchant_id, mode, seq, `+operationColumns+` FROM credit_operations o
 			WHERE o.merchant_id = r.merchant_id AND o.mode = r.mode AND o.idempotency_key = r.idempotency_key
-				AND o.idempotency_key IS NOT NULL OFFSET 0) o`,
-		keys.args()...)
+				AND o.idempotency_key IS NOT NULL OFFSET 0) o`, accts.args(keys.args()...)...)
 	if err != nil {
 		return store.Translate(err)
 	}
+	seqs := map[*bucket]int64{}
 	for _, r := range rows {
-		bt.replays[scopedKey(tenant.Scope{MerchantID: r.MerchantID, Mode: r.Mode}, r.IdempotencyKey)] = r.operation
+		if r.Row == "operation" {
+			bt.replays[scopedKey(tenant.Scope{MerchantID: r.MerchantID, Mode: r.Mode}, r.IdempotencyKey)] = r.operation
+			continue
+		}
+		l := byID[[2]string{r.MerchantID, r.AccountID}]
+		b := &bucket{GrantID: r.ID, Remaining: r.Amount, ExpiresAt: r.ExpiresAt}
+		seqs[b] = r.Seq
+		l.buckets = append(l.buckets, b)
+	}
+	for _, l := range bt.locked {
+		// Drawing order: soonest expiry first, never-expiring last, then
+		// oldest.
+		slices.SortFunc(l.buckets, func(a, b *bucket) int {
+			switch {
+			case a.ExpiresAt == nil && b.ExpiresAt != nil:
+				return 1
+			case a.ExpiresAt != nil && b.ExpiresAt == nil:
+				return -1
+			case a.ExpiresAt != nil:
+				if c := a.ExpiresAt.Compare(*b.ExpiresAt); c != 0 {
+					return c
+				}
+			}
+			return cmp.Compare(seqs[a], seqs[b])
+		})
 	}
 	return nil
 }

@@ -23,16 +23,18 @@ import (
 //     replicas lock in one order and cannot deadlock on them);
 //  2. only when some item names a customer without an account: look the
 //     customers up, then create the customers and accounts grants open;
-//  3. load the locked accounts' grant remainders;
-//  4. only when some item has an idempotency key: read the stored
-//     operations of those keys;
-//  5. apply the items in arrival order on the in-memory ledgers (Go only);
-//  6. write every operation, entry, remainder and account (batch_write.go);
-//  7. emit the events (events.EmitMany).
+//  3. read the locked accounts' grant remainders and the stored operations
+//     of the items' idempotency keys;
+//  4. apply the items in arrival order on the in-memory ledgers (Go only);
+//  5. write every operation, entry, remainder and account (batch_write.go);
+//  6. emit the events (events.EmitMany).
+//
+// With BEGIN and COMMIT that is six round trips for a batch whose accounts
+// all exist, against about six per item one by one.
 //
 // An item's own error (unknown customer, no account, a key reused with
 // other parameters, an overflow) is its outcome; the others go on. Steps 2
-// and 6 detect rows another transaction wrote meanwhile (a customer, an
+// and 5 detect rows another transaction wrote meanwhile (a customer, an
 // account, an idempotency key) and fail the batch with errConcurrent, and
 // the Batcher then applies its items one by one.
 
@@ -95,7 +97,7 @@ func (bt *batchTx) run(ctx context.Context) error {
 	steps := []struct {
 		name string
 		fn   func(context.Context) error
-	}{{"lock", bt.lock}, {"resolve", bt.resolve}, {"load", bt.load}, {"replays", bt.readReplays}, {"write", bt.apply}}
+	}{{"lock", bt.lock}, {"resolve", bt.resolve}, {"read", bt.read}, {"write", bt.apply}}
 	for _, st := range steps {
 		if f := bt.b.fault; f != nil {
 			if err := f(ctx, bt.tx, st.name); err != nil {

@@ -9,19 +9,24 @@ import (
 	"github.com/tollgatehq/tollgate/internal/credits"
 )
 
-// Domain-level debit throughput: each debit is its own transaction through
-// credits.Debit on a fresh database, 16 concurrent callers (8 per core at
-// GOMAXPROCS=2). Run with
+// Domain-level debit throughput on a fresh database, 16 concurrent callers
+// (8 per core at GOMAXPROCS=2): through the Batcher, as the daemon debits,
+// and one by one, each debit its own transaction through credits.Debit.
+// Run with
 //
 //	go test -run '^$' -bench Debit -benchtime 5s ./internal/credits/
 //
 // debits/s is the figure to read; ns/op is its inverse.
 
-func BenchmarkDebitSingleAccount(b *testing.B) { benchDebits(b, 1) }
+func BenchmarkDebitSingleAccount(b *testing.B) { benchDebits(b, 1, true) }
 
-func BenchmarkDebit1000Accounts(b *testing.B) { benchDebits(b, 1000) }
+func BenchmarkDebit1000Accounts(b *testing.B) { benchDebits(b, 1000, true) }
 
-func benchDebits(b *testing.B, accounts int) {
+func BenchmarkDebitOneByOneSingleAccount(b *testing.B) { benchDebits(b, 1, false) }
+
+func BenchmarkDebitOneByOne1000Accounts(b *testing.B) { benchDebits(b, 1000, false) }
+
+func benchDebits(b *testing.B, accounts int, batched bool) {
 	f := setup(b)
 	now := time.Now()
 	ids := make([]string, accounts)
@@ -42,7 +47,14 @@ func benchDebits(b *testing.B, accounts int) {
 		rng := rand.New(rand.NewPCG(rand.Uint64(), 0))
 		for pb.Next() {
 			cus := ids[rng.IntN(len(ids))]
-			if _, err := f.debit(credits.DebitInput{Customer: ref(cus), Amount: 1000}, time.Now()); err != nil {
+			in, now := credits.DebitInput{Customer: ref(cus), Amount: 1000}, time.Now()
+			var err error
+			if batched {
+				_, err = f.debit(in, now)
+			} else {
+				_, err = credits.Debit(f.ctx, f.db, f.s, in, now)
+			}
+			if err != nil {
 				b.Error(err)
 				return
 			}

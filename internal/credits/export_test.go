@@ -31,7 +31,7 @@ func (b *Batcher) Queued() int {
 }
 
 // SetFault makes f run in each batch's transaction before each step
-// ("lock", "resolve", "load", "replays", "write"); an error fails the batch.
+// ("lock", "resolve", "read", "write"); an error fails the batch.
 func (b *Batcher) SetFault(f func(ctx context.Context, tx *store.Tx, step string) error) { b.fault = f }
 
 // Fallbacks is the number of batches applied one by one so far.
