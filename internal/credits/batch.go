@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tollgatehq/tollgate/internal/apperr"
+	"github.com/tollgatehq/tollgate/internal/customers"
 	"github.com/tollgatehq/tollgate/internal/store"
 	"github.com/tollgatehq/tollgate/internal/tenant"
 )
@@ -30,9 +31,10 @@ import (
 // GrantTx and DebitTx, which join a caller's transaction, are not batched.
 type Batcher struct {
 	db *store.DB
-	// committers bounds the batches in flight: each holds a pool
-	// connection, and one is enough to keep a hot account busy while
-	// another commits.
+	// committers bounds the batches in flight, each holding a pool
+	// connection. Several overlap one batch's commit with the next's
+	// statements, and keep the share of the CPU that the database gives
+	// credit writes from shrinking to one backend's on a busy machine.
 	committers int
 	maxBatch   int
 	// timeout bounds a batch, which runs detached from its callers'
@@ -50,7 +52,14 @@ type Batcher struct {
 	// a second call with one waits for the next batch, so it replays the
 	// first instead of racing it for the key.
 	inFlight map[string]bool
-	closed   bool
+	// busy maps the customers named in the batches being applied to the
+	// committer applying them. Only that committer takes further calls for
+	// one: another would only wait for the account's lock, holding a
+	// connection and the rest of its batch. So calls on a hot account
+	// gather into one large batch while the previous one commits.
+	busy   map[string]int
+	lastID int
+	closed bool
 	// paused, for tests, starts no committer, so that calls queue up and
 	// the next one takes them together.
 	paused bool
@@ -59,7 +68,7 @@ type Batcher struct {
 
 // NewBatcher returns a Batcher over db. Close it before closing db.
 func NewBatcher(db *store.DB) *Batcher {
-	return &Batcher{db: db, committers: 2, maxBatch: 128, timeout: 30 * time.Second, inFlight: map[string]bool{}}
+	return &Batcher{db: db, committers: 4, maxBatch: 128, timeout: 30 * time.Second, inFlight: map[string]bool{}, busy: map[string]int{}}
 }
 
 // item is one queued call: a grant or a debit, validated.
@@ -69,6 +78,7 @@ type item struct {
 	grant *GrantInput // exactly one of grant and debit
 	debit *DebitInput
 	key   string // the idempotency key with its scope, "" without one
+	cust  string // the customer reference with its scope
 	done  chan outcome
 	taken bool // guarded by Batcher.mu
 }
@@ -85,7 +95,7 @@ func (b *Batcher) Grant(ctx context.Context, s tenant.Scope, in GrantInput, now 
 	if err := in.Validate(now); err != nil {
 		return GrantResult{}, err
 	}
-	out := b.submit(ctx, &item{s: s, now: now, grant: &in, key: scopedKey(s, in.IdempotencyKey)})
+	out := b.submit(ctx, &item{s: s, now: now, grant: &in, key: scopedKey(s, in.IdempotencyKey), cust: custOf(s, in.Customer)})
 	return out.grant, out.err
 }
 
@@ -95,7 +105,7 @@ func (b *Batcher) Debit(ctx context.Context, s tenant.Scope, in DebitInput, now 
 	if err := in.Validate(); err != nil {
 		return DebitResult{}, err
 	}
-	out := b.submit(ctx, &item{s: s, now: now, debit: &in, key: scopedKey(s, in.IdempotencyKey)})
+	out := b.submit(ctx, &item{s: s, now: now, debit: &in, key: scopedKey(s, in.IdempotencyKey), cust: custOf(s, in.Customer)})
 	return out.debit, out.err
 }
 
@@ -104,6 +114,16 @@ func scopedKey(s tenant.Scope, key *string) string {
 		return ""
 	}
 	return s.MerchantID + "\x00" + string(s.Mode) + "\x00" + *key
+}
+
+// custOf names the customer a call refers to, as the batch looks it up
+// (by id when given). Two names of one customer are two keys: the
+// account's lock still orders their batches.
+func custOf(s tenant.Scope, r customers.Ref) string {
+	if r.ID != nil {
+		return scopedKey(s, r.ID)
+	}
+	return scopedKey(s, r.ExternalID) + "\x00ext"
 }
 
 // Close waits for the queued calls to be applied. Calls made after it are
@@ -146,47 +166,52 @@ func (b *Batcher) submit(ctx context.Context, it *item) outcome {
 func (b *Batcher) startCommitter() {
 	if b.running < b.committers && !b.paused {
 		b.running++
+		b.lastID++
 		b.wg.Add(1)
-		go b.commit()
+		go b.commit(b.lastID)
 	}
 }
 
 // commit is a committer: it applies batches until the queue holds nothing
 // it may take.
-func (b *Batcher) commit() {
+func (b *Batcher) commit(me int) {
 	defer b.wg.Done()
 	var batch []*item
 	for {
-		if batch = b.next(batch); batch == nil {
+		if batch = b.next(me, batch); batch == nil {
 			return
 		}
 		b.apply(batch)
 	}
 }
 
-// next releases the keys of the batch just applied and takes the next one
-// in arrival order, leaving queued an item whose idempotency key is in
-// this batch or another committer's. With nothing to take the committer
-// ends, in the same critical section, so no queued call is left without
-// one.
-func (b *Batcher) next(done []*item) []*item {
+// next releases the keys and customers of the batch committer me just
+// applied and takes its next one in arrival order, leaving queued an item
+// whose idempotency key is in this batch or another's, or whose customer
+// is another committer's. With nothing to take the committer ends, in the
+// same critical section, so no queued call is left without one: the
+// committer an item waits for takes it next.
+func (b *Batcher) next(me int, done []*item) []*item {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for _, it := range done {
 		if it.key != "" {
 			delete(b.inFlight, it.key)
 		}
+		delete(b.busy, it.cust)
 	}
 	var batch []*item
 	keep := b.queue[:0]
 	for _, it := range b.queue {
-		if len(batch) == b.maxBatch || (it.key != "" && b.inFlight[it.key]) {
+		owner, busy := b.busy[it.cust]
+		if len(batch) == b.maxBatch || (it.key != "" && b.inFlight[it.key]) || (busy && owner != me) {
 			keep = append(keep, it)
 			continue
 		}
 		if it.key != "" {
 			b.inFlight[it.key] = true
 		}
+		b.busy[it.cust] = me
 		it.taken = true
 		batch = append(batch, it)
 	}
