@@ -22,6 +22,12 @@
 // Idempotency keys are scoped per merchant and mode and shared by grants
 // and debits: a replay returns the stored result with Deduplicated set; the
 // same key with other parameters is invalid_request.
+//
+// The daemon's stand-alone grants and debits go through a Batcher (group
+// commit, batch.go): concurrent calls are applied together in one
+// transaction, with the same rules, results, events and errors as Grant
+// and Debit, which remain the path of a batch that cannot be applied as
+// one.
 package credits
 
 import (
