@@ -3,6 +3,7 @@ package credits_test
 import (
 	"fmt"
 	"math/rand/v2"
+	"sync"
 	"testing"
 	"time"
 
@@ -32,11 +33,26 @@ func benchDebits(b *testing.B, accounts int, batched bool) {
 	ids := make([]string, accounts)
 	for i := range ids {
 		ids[i] = f.customer(fmt.Sprintf("bench-%d", i))
-		// Two grants, one expiring, so a debit may touch two.
-		exp := now.Add(24 * time.Hour)
-		f.mustGrant(ids[i], 1<<40, &exp, now)
-		f.mustGrant(ids[i], 1<<40, nil, now)
 	}
+	// Two grants each, one expiring, so a debit may touch two; granted
+	// from several goroutines, so the Batcher funds many accounts a commit.
+	exp := now.Add(24 * time.Hour)
+	var wg sync.WaitGroup
+	for w := range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < len(ids); i += 16 {
+				for _, e := range []*time.Time{&exp, nil} {
+					if _, err := f.grant(credits.GrantInput{Customer: ref(ids[i]), Amount: 1 << 40, ExpiresAt: e}, now); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
 	// Fresh tables have no statistics; a deployment's would.
 	if _, err := f.db.Exec(`ANALYZE`); err != nil {
 		b.Fatal(err)
