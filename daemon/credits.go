@@ -22,7 +22,7 @@ func (s *Server) createCreditGrant(w http.ResponseWriter, r *http.Request, p aut
 	if in.IdempotencyKey, err = credits.MergeIdempotencyKey(in.IdempotencyKey, r.Header.Get("Idempotency-Key")); err != nil {
 		return err
 	}
-	res, err := credits.Grant(r.Context(), s.db, p.Scope, in, s.now(p))
+	res, err := s.credits.Grant(r.Context(), p.Scope, in, s.now(p))
 	if err != nil {
 		return err
 	}
@@ -46,7 +46,7 @@ func (s *Server) createCreditDebit(w http.ResponseWriter, r *http.Request, p aut
 	if in.IdempotencyKey, err = credits.MergeIdempotencyKey(in.IdempotencyKey, r.Header.Get("Idempotency-Key")); err != nil {
 		return err
 	}
-	res, err := credits.Debit(r.Context(), s.db, p.Scope, in, s.now(p))
+	res, err := s.credits.Debit(r.Context(), p.Scope, in, s.now(p))
 	if err != nil {
 		return err
 	}

@@ -127,6 +127,8 @@ func (d *Daemon) Shutdown(ctx context.Context) error {
 func (d *Daemon) shutdown(ctx context.Context) error {
 	err := d.srv.Shutdown(ctx)
 	<-d.done
+	// No request is left to queue a credit grant or debit.
+	d.Server.credits.Close()
 	if err == nil {
 		err = d.serveErr
 	}

@@ -129,7 +129,7 @@ func toolTable() []tool {
 				if err != nil {
 					return nil, err
 				}
-				res, err := credits.Grant(c.ctx, s.db, c.p.Scope, in, s.now(c.p))
+				res, err := s.credits.Grant(c.ctx, c.p.Scope, in, s.now(c.p))
 				return wireOf(res, err, credits.GrantResult.Wire)
 			},
 		},
@@ -143,7 +143,7 @@ func toolTable() []tool {
 				if err != nil {
 					return nil, err
 				}
-				res, err := credits.Debit(c.ctx, s.db, c.p.Scope, in, s.now(c.p))
+				res, err := s.credits.Debit(c.ctx, c.p.Scope, in, s.now(c.p))
 				return wireOf(res, err, credits.DebitResult.Wire)
 			},
 		},

@@ -12,6 +12,7 @@ import (
 	"github.com/tollgatehq/tollgate/internal/apperr"
 	"github.com/tollgatehq/tollgate/internal/auth"
 	"github.com/tollgatehq/tollgate/internal/chainrail"
+	"github.com/tollgatehq/tollgate/internal/credits"
 	"github.com/tollgatehq/tollgate/internal/entitlements"
 	"github.com/tollgatehq/tollgate/internal/metering"
 	"github.com/tollgatehq/tollgate/internal/ratelimit"
@@ -34,6 +35,8 @@ type Server struct {
 	handler  http.Handler
 	oauth    *oauthServer
 	money    *moneyPath
+	// credits applies stand-alone credit grants and debits by group commit.
+	credits *credits.Batcher
 	// onchain is live mode's on-chain rail, nil without a chain.
 	onchain *chainrail.Rail
 	// checkout renders the hosted checkout pages.
@@ -53,7 +56,7 @@ func NewServer(cfg Config, db *store.DB, log *slog.Logger, limiter ratelimit.Lim
 		limiter = ratelimit.NewMemory(cfg.Limits, nil)
 	}
 	s := &Server{cfg: cfg, db: db, log: log, limiter: limiter, keys: auth.NewKeys(db), ingester: metering.NewIngester(),
-		checker: entitlements.NewChecker(db), metrics: newMetrics(db), baseURL: cfg.BaseURL}
+		checker: entitlements.NewChecker(db), metrics: newMetrics(db), baseURL: cfg.BaseURL, credits: credits.NewBatcher(db)}
 	s.oauth = newOAuthServer(s)
 	if r, ok := cfg.LiveRail.(*chainrail.Rail); ok {
 		s.onchain = r

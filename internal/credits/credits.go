@@ -22,6 +22,12 @@
 // Idempotency keys are scoped per merchant and mode and shared by grants
 // and debits: a replay returns the stored result with Deduplicated set; the
 // same key with other parameters is invalid_request.
+//
+// The daemon's stand-alone grants and debits go through a Batcher (group
+// commit, batch.go): concurrent calls are applied together in one
+// transaction, with the same rules, results, events and errors as Grant
+// and Debit, which remain the path of a batch that cannot be applied as
+// one.
 package credits
 
 import (
@@ -267,7 +273,7 @@ func debitAccount(ctx context.Context, q store.Querier, s tenant.Scope, ref cust
 		if ext == "" || utf8.RuneCountInString(ext) > customers.MaxExternalIDLen {
 			return account{}, apperr.Field("external_customer_id", "must be 1 to %d characters", customers.MaxExternalIDLen)
 		}
-		return account{}, apperr.New(apperr.NoCreditAccount, "customer with external_customer_id %q has no credit account: grant credits first", ext)
+		return account{}, errNoAccountExt(ext)
 	}
 	c, _, err := customers.Resolve(ctx, q, s, ref, true)
 	if err != nil {
@@ -276,7 +282,15 @@ func debitAccount(ctx context.Context, q store.Querier, s tenant.Scope, ref cust
 	if acct, ok, err = lockAccount(ctx, q, s, c.ID, false); err != nil || ok {
 		return acct, err
 	}
-	return account{}, apperr.New(apperr.NoCreditAccount, "customer %s has no credit account: grant credits first", c.ID)
+	return account{}, errNoAccount(c.ID)
+}
+
+func errNoAccount(customerID string) error {
+	return apperr.New(apperr.NoCreditAccount, "customer %s has no credit account: grant credits first", customerID)
+}
+
+func errNoAccountExt(externalID string) error {
+	return apperr.New(apperr.NoCreditAccount, "customer with external_customer_id %q has no credit account: grant credits first", externalID)
 }
 
 func grantResult(op operation) GrantResult {

@@ -25,6 +25,7 @@ var t0 = time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)
 type fixture struct {
 	t   testing.TB
 	db  *store.DB
+	b   *credits.Batcher // grant and debit go through it, as the daemon's do
 	s   tenant.Scope
 	ctx context.Context
 }
@@ -36,12 +37,16 @@ func setup(t testing.TB) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { db.Close() })
+	b := credits.NewBatcher(db)
+	t.Cleanup(func() {
+		b.Close()
+		db.Close()
+	})
 	m, err := auth.CreateMerchant(ctx, db, "acme")
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &fixture{t: t, db: db, s: tenant.Scope{MerchantID: m.ID, Mode: tenant.Test}, ctx: ctx}
+	return &fixture{t: t, db: db, b: b, s: tenant.Scope{MerchantID: m.ID, Mode: tenant.Test}, ctx: ctx}
 }
 
 // customer upserts a customer by external id and returns its id.
@@ -58,11 +63,11 @@ func ref(customerID string) customers.Ref { return customers.Ref{ID: &customerID
 func ptr[T any](v T) *T                   { return &v }
 
 func (f *fixture) grant(in credits.GrantInput, now time.Time) (credits.GrantResult, error) {
-	return credits.Grant(f.ctx, f.db, f.s, in, now)
+	return f.b.Grant(f.ctx, f.s, in, now)
 }
 
 func (f *fixture) debit(in credits.DebitInput, now time.Time) (credits.DebitResult, error) {
-	return credits.Debit(f.ctx, f.db, f.s, in, now)
+	return f.b.Debit(f.ctx, f.s, in, now)
 }
 
 func (f *fixture) mustGrant(cus string, amount money.Amount, expires *time.Time, now time.Time) credits.GrantResult {
@@ -259,7 +264,7 @@ func TestIdempotency(t *testing.T) {
 		t.Fatalf("replays counted: %+v", b)
 	}
 	// Another merchant may use the same key.
-	f2 := &fixture{t: t, db: f.db, ctx: f.ctx}
+	f2 := &fixture{t: t, db: f.db, b: f.b, ctx: f.ctx}
 	m, _ := auth.CreateMerchant(f.ctx, f.db, "other")
 	f2.s = tenant.Scope{MerchantID: m.ID, Mode: tenant.Test}
 	if r, err := f2.grant(credits.GrantInput{Customer: customers.Ref{ExternalID: ptr("u1")}, Amount: 5, IdempotencyKey: ptr("g1")}, t0); err != nil || r.Deduplicated {

@@ -126,9 +126,13 @@ func replay(ctx context.Context, q store.Querier, s tenant.Scope, want operation
 		return operation{}, false, store.Translate(err)
 	}
 	if diff := ops[0].differs(want); diff != "" {
-		return operation{}, false, apperr.Field("idempotency_key", "was already used with different parameters (%s)", diff)
+		return operation{}, false, errKeyReused(diff)
 	}
 	return ops[0], true, nil
+}
+
+func errKeyReused(diff string) error {
+	return apperr.Field("idempotency_key", "was already used with different parameters (%s)", diff)
 }
 
 // differs names the first parameter in which a request differs from the
@@ -172,17 +176,22 @@ func loadLedger(ctx context.Context, q store.Querier, s tenant.Scope, acct accou
 	if err != nil {
 		return nil, store.Translate(err)
 	}
-	l := &ledger{s: s, acct: acct, now: now}
-	for _, b := range bs {
-		if b.ExpiresAt != nil && !b.ExpiresAt.After(now) {
+	l := &ledger{s: s, acct: acct, now: now, buckets: bs}
+	l.expire(now)
+	return l, nil
+}
+
+// expire writes the expiry entry of every grant due at now that still has
+// a remainder. A batch calls it before each item, with that item's now.
+func (l *ledger) expire(now time.Time) {
+	for _, b := range l.buckets {
+		if b.Remaining > 0 && b.ExpiresAt != nil && !b.ExpiresAt.After(now) {
 			gid := b.GrantID
 			l.entries = append(l.entries, entry{ID: id.New("cle"), Kind: kindExpiry, Amount: -b.Remaining, GrantID: &gid, EffectiveAt: *b.ExpiresAt})
 			l.acct.Balance -= b.Remaining // cannot overflow: the remainder is part of the balance
 			b.Remaining, b.changed = 0, true
 		}
-		l.buckets = append(l.buckets, b)
 	}
-	return l, nil
 }
 
 // grant adds a grant of amount, repaying debt first, and returns its entry id.

@@ -1,0 +1,233 @@
+package credits
+
+import (
+	"cmp"
+	"context"
+	"slices"
+
+	"github.com/tollgatehq/tollgate/internal/events"
+	"github.com/tollgatehq/tollgate/internal/id"
+	"github.com/tollgatehq/tollgate/internal/money"
+	"github.com/tollgatehq/tollgate/internal/store"
+	"github.com/tollgatehq/tollgate/internal/tenant"
+)
+
+// read loads, in one statement, the grant remainders of every locked
+// account and the stored operations of the items' idempotency keys. It runs
+// after the lock, as a statement of its own, so it sees what the
+// transactions it waited for committed (and so a replay of a request for
+// the same account that committed meanwhile). Accounts the batch creates
+// have no grants yet.
+//
+// Both kinds of row share operation's columns: a remainder is id
+// (grant_id), amount (remaining) and expires_at, with seq for the drawing
+// order.
+func (bt *batchTx) read(ctx context.Context) error {
+	accts, keys := newTuples(1), newTuples(1)
+	byID := make(map[[2]string]*ledger, len(bt.locked))
+	for _, l := range bt.locked {
+		accts.add(l.s, l.acct.ID)
+		byID[[2]string{l.acct.MerchantID, l.acct.ID}] = l
+	}
+	for _, it := range bt.items {
+		if k := it.idempotencyKey(); k != nil {
+			keys.add(it.s, *k)
+		}
+	}
+	if len(bt.locked) == 0 && len(keys[0]) == 0 {
+		return nil
+	}
+	var rows []struct {
+		Row        string      `db:"row"`
+		MerchantID string      `db:"merchant_id"`
+		Mode       tenant.Mode `db:"mode"`
+		Seq        int64       `db:"seq"`
+		operation
+	}
+	err := bt.tx.SelectContext(ctx, &rows, `SELECT 'grant' AS row, g.* FROM unnest($1::text[], $2::text[], $3::text[]) AS r (merchant_id, mode, account_id)
+		CROSS JOIN LATERAL (SELECT merchant_id, mode, seq, grant_id AS id, account_id, '' AS customer_id, '' AS kind, remaining AS amount,
+				0 AS covered, 0 AS balance, NULL AS entry_id, '' AS reason, false AS allow_negative, expires_at, NULL AS idempotency_key
+			FROM credit_grant_balances g WHERE g.merchant_id = r.merchant_id AND g.account_id = r.account_id AND g.remaining > 0 OFFSET 0) g
+		UNION ALL
+		SELECT 'operation', o.* FROM unnest($4::text[], $5::text[], $6::text[]) AS r (merchant_id, mode, idempotency_key)
+		CROSS JOIN LATERAL (SELECT merchant_id, mode, seq, `+operationColumns+` FROM credit_operations o
+			WHERE o.merchant_id = r.merchant_id AND o.mode = r.mode AND o.idempotency_key = r.idempotency_key
+				AND o.idempotency_key IS NOT NULL OFFSET 0) o`, accts.args(keys.args()...)...)
+	if err != nil {
+		return store.Translate(err)
+	}
+	seqs := map[*bucket]int64{}
+	for _, r := range rows {
+		if r.Row == "operation" {
+			bt.replays[scopedKey(tenant.Scope{MerchantID: r.MerchantID, Mode: r.Mode}, r.IdempotencyKey)] = r.operation
+			continue
+		}
+		l := byID[[2]string{r.MerchantID, r.AccountID}]
+		b := &bucket{GrantID: r.ID, Remaining: r.Amount, ExpiresAt: r.ExpiresAt}
+		seqs[b] = r.Seq
+		l.buckets = append(l.buckets, b)
+	}
+	for _, l := range bt.locked {
+		// Drawing order: soonest expiry first, never-expiring last, then
+		// oldest.
+		slices.SortFunc(l.buckets, func(a, b *bucket) int {
+			switch {
+			case a.ExpiresAt == nil && b.ExpiresAt != nil:
+				return 1
+			case a.ExpiresAt != nil && b.ExpiresAt == nil:
+				return -1
+			case a.ExpiresAt != nil:
+				if c := a.ExpiresAt.Compare(*b.ExpiresAt); c != 0 {
+					return c
+				}
+			}
+			return cmp.Compare(seqs[a], seqs[b])
+		})
+	}
+	return nil
+}
+
+func (it *item) idempotencyKey() *string {
+	if it.grant != nil {
+		return it.grant.IdempotencyKey
+	}
+	return it.debit.IdempotencyKey
+}
+
+// apply applies the items in arrival order, then writes what they changed
+// and emits their events.
+func (bt *batchTx) apply(ctx context.Context) error {
+	var touched []*ledger
+	seen := map[*ledger]bool{}
+	for i, it := range bt.items {
+		t := bt.targets[i]
+		if t.later != nil {
+			// A grant earlier in the batch opened the account.
+			if l := bt.accounts[*t.later]; l != nil {
+				if j, ok := bt.openedBy[l]; ok && j < i {
+					t = target{l: l}
+				}
+			}
+		}
+		if t.err != nil {
+			bt.outs[i].err = t.err
+			continue
+		}
+		bt.outs[i] = bt.applyItem(it, t.l)
+		if !seen[t.l] {
+			seen[t.l] = true
+			touched = append(touched, t.l)
+		}
+	}
+	for _, l := range touched {
+		bt.w.ledger(l, bt.fresh)
+	}
+	if err := bt.w.write(ctx, bt.tx); err != nil {
+		return err
+	}
+	return events.EmitMany(ctx, bt.tx, bt.events)
+}
+
+// applyItem is grant or debit after the account is locked: the replay
+// check, then the change on the in-memory ledger. An error leaves the
+// ledger as it was, but for expiries due at the item's now.
+func (bt *batchTx) applyItem(it *item, l *ledger) outcome {
+	want := it.operation(l.acct.CustomerID)
+	if op, ok := bt.replays[it.key]; ok && it.key != "" {
+		if diff := op.differs(want); diff != "" {
+			return outcome{err: errKeyReused(diff)}
+		}
+		return outcome{grant: grantResult(op), debit: debitResult(op)}
+	}
+	start := len(l.entries)
+	l.now = it.now
+	l.expire(it.now)
+	m := l.mark()
+	var err error
+	if it.grant != nil {
+		var entryID string
+		if entryID, err = l.grant(want.Amount, want.ExpiresAt); err == nil {
+			bt.addBucket(l)
+			want.Covered, want.EntryID = want.Amount, &entryID
+		}
+	} else {
+		want.Covered, err = l.debit(want.Amount, want.AllowNegative)
+	}
+	if err != nil {
+		l.restore(m)
+		bt.w.entries(l, l.entries[start:], "", it.now)
+		return outcome{err: err}
+	}
+	want.ID, want.AccountID, want.Balance = id.New("cop"), l.acct.ID, l.acct.Balance
+	bt.w.op(l, want, it.now)
+	bt.w.entries(l, l.entries[start:], want.ID, it.now)
+	var out outcome
+	if it.grant != nil {
+		out.grant = grantResult(want)
+		out.grant.Deduplicated = false
+		bt.events = append(bt.events, events.Pending{Scope: it.s, Type: events.CreditGranted, At: it.now, Data: out.grant.Wire()})
+	} else {
+		out.debit = debitResult(want)
+		out.debit.Deduplicated = false
+		bt.events = append(bt.events, events.Pending{Scope: it.s, Type: events.CreditDebited, At: it.now, Data: out.debit.Wire()})
+	}
+	return out
+}
+
+// operation is the operation the item asks for, as grant and debit build
+// it for the replay check.
+func (it *item) operation(customerID string) operation {
+	if in := it.grant; in != nil {
+		return operation{Kind: kindGrant, CustomerID: customerID, Amount: in.Amount, Reason: reasonOr(in.Reason, DefaultGrantReason),
+			ExpiresAt: in.ExpiresAt, IdempotencyKey: in.IdempotencyKey}
+	}
+	in := it.debit
+	return operation{Kind: kindDebit, CustomerID: customerID, Amount: in.Amount, Reason: reasonOr(in.Reason, DefaultDebitReason),
+		AllowNegative: in.AllowNegative, IdempotencyKey: in.IdempotencyKey}
+}
+
+// addBucket puts the grant just made among the account's remainders in
+// drawing order, so later items of the batch draw from it as they would
+// after it committed: after every grant expiring no later, before those
+// expiring later or never.
+func (bt *batchTx) addBucket(l *ledger) {
+	nb := l.newGrant
+	l.newGrant = nil
+	bt.fresh[nb.GrantID] = true
+	pos := len(l.buckets)
+	if nb.ExpiresAt != nil {
+		for j, o := range l.buckets {
+			if o.ExpiresAt == nil || nb.ExpiresAt.Before(*o.ExpiresAt) {
+				pos = j
+				break
+			}
+		}
+	}
+	l.buckets = append(l.buckets[:pos], append([]*bucket{nb}, l.buckets[pos:]...)...)
+}
+
+// ledgerMark is a ledger's state before an item, to undo the item's
+// change when it fails part way (debit draws from grants before it checks
+// for overflow; alone, the transaction's rollback undoes that).
+type ledgerMark struct {
+	acct      account
+	entries   int
+	remaining []money.Amount
+	changed   []bool
+}
+
+func (l *ledger) mark() ledgerMark {
+	m := ledgerMark{acct: l.acct, entries: len(l.entries), remaining: make([]money.Amount, len(l.buckets)), changed: make([]bool, len(l.buckets))}
+	for i, b := range l.buckets {
+		m.remaining[i], m.changed[i] = b.Remaining, b.changed
+	}
+	return m
+}
+
+func (l *ledger) restore(m ledgerMark) {
+	l.acct, l.entries = m.acct, l.entries[:m.entries]
+	for i, b := range l.buckets {
+		b.Remaining, b.changed = m.remaining[i], m.changed[i]
+	}
+	l.newGrant = nil
+}

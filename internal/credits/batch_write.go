@@ -1,0 +1,141 @@
+package credits
+
+import (
+	"context"
+	"time"
+
+	"github.com/lib/pq"
+
+	"github.com/tollgatehq/tollgate/internal/store"
+)
+
+// writes is what a batch changed, one array per column: the statement's
+// text is the same for every batch (prepared once per connection), and
+// arrays have none of the 65535-parameter limit of a VALUES list.
+type writes struct {
+	// credit_operations
+	opM, opMode, opID, opAcct, opCus, opKind, opReason, opAt []string
+	opAmount, opCovered, opBalance                           []int64
+	opEntry, opExpires, opKey                                []*string
+	opNeg                                                    []bool
+	// credit_entries
+	enM, enMode, enID, enAcct, enKind, enEffective, enAt []string
+	enAmount, enSettled                                  []int64
+	enOp, enGrant, enExpires                             []*string
+	// new grant remainders, joined to their grant entries for the seq
+	nbGrant     []string
+	nbRemaining []int64
+	// changed grant remainders
+	ubM, ubGrant []string
+	ubRemaining  []int64
+	// account projections
+	acM, acID                                []string
+	acBalance, acGranted, acConsumed, acDebt []int64
+}
+
+func ts(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+
+func tsp(t *time.Time) *string {
+	if t == nil {
+		return nil
+	}
+	s := ts(*t)
+	return &s
+}
+
+func (w *writes) op(l *ledger, o operation, now time.Time) {
+	w.opM, w.opMode, w.opID = append(w.opM, l.acct.MerchantID), append(w.opMode, string(l.acct.Mode)), append(w.opID, o.ID)
+	w.opAcct, w.opCus, w.opKind = append(w.opAcct, o.AccountID), append(w.opCus, o.CustomerID), append(w.opKind, o.Kind)
+	w.opAmount, w.opCovered, w.opBalance = append(w.opAmount, int64(o.Amount)), append(w.opCovered, int64(o.Covered)), append(w.opBalance, int64(o.Balance))
+	w.opEntry, w.opReason, w.opNeg = append(w.opEntry, o.EntryID), append(w.opReason, o.Reason), append(w.opNeg, o.AllowNegative)
+	w.opExpires, w.opKey, w.opAt = append(w.opExpires, tsp(o.ExpiresAt)), append(w.opKey, o.IdempotencyKey), append(w.opAt, ts(now))
+}
+
+// entries adds ledger entries written at now by the operation opID ("" for
+// none); expiry entries belong to no operation, as in ledger.write.
+func (w *writes) entries(l *ledger, es []entry, opID string, now time.Time) {
+	for _, e := range es {
+		var op *string
+		if e.Kind != kindExpiry && opID != "" {
+			op = &opID
+		}
+		w.enM, w.enMode, w.enID, w.enAcct = append(w.enM, l.acct.MerchantID), append(w.enMode, string(l.acct.Mode)), append(w.enID, e.ID), append(w.enAcct, l.acct.ID)
+		w.enOp, w.enKind, w.enAmount, w.enGrant = append(w.enOp, op), append(w.enKind, e.Kind), append(w.enAmount, int64(e.Amount)), append(w.enGrant, e.GrantID)
+		w.enExpires, w.enSettled = append(w.enExpires, tsp(e.ExpiresAt)), append(w.enSettled, int64(e.Settled))
+		w.enEffective, w.enAt = append(w.enEffective, ts(e.EffectiveAt)), append(w.enAt, ts(now))
+	}
+}
+
+// ledger adds the remainders and the projection of an account the batch
+// changed; fresh names the grants the batch made (inserted, not updated).
+func (w *writes) ledger(l *ledger, fresh map[string]bool) {
+	if len(l.entries) == 0 {
+		return
+	}
+	for _, b := range l.buckets {
+		switch {
+		case fresh[b.GrantID]:
+			w.nbGrant, w.nbRemaining = append(w.nbGrant, b.GrantID), append(w.nbRemaining, int64(b.Remaining))
+		case b.changed:
+			w.ubM, w.ubGrant, w.ubRemaining = append(w.ubM, l.acct.MerchantID), append(w.ubGrant, b.GrantID), append(w.ubRemaining, int64(b.Remaining))
+		}
+	}
+	a := l.acct
+	w.acM, w.acID = append(w.acM, a.MerchantID), append(w.acID, a.ID)
+	w.acBalance, w.acGranted = append(w.acBalance, int64(a.Balance)), append(w.acGranted, int64(a.Granted))
+	w.acConsumed, w.acDebt = append(w.acConsumed, int64(a.Consumed)), append(w.acDebt, int64(a.Debt))
+}
+
+// write stores everything in one statement. An operation whose idempotency
+// key a concurrent transaction took meanwhile is not inserted: the batch
+// then fails with errConcurrent (and its transaction rolls back).
+func (w *writes) write(ctx context.Context, tx *store.Tx) error {
+	if len(w.enID) == 0 && len(w.opID) == 0 {
+		return nil
+	}
+	str, i64, nstr := func(v []string) any { return pq.StringArray(v) }, func(v []int64) any { return pq.Int64Array(v) },
+		func(v []*string) any { return pq.GenericArray{A: v} }
+	var n int
+	err := tx.GetContext(ctx, &n, `WITH op AS (
+			INSERT INTO credit_operations (merchant_id, mode, id, account_id, customer_id, kind, amount, covered, balance,
+				entry_id, reason, allow_negative, expires_at, idempotency_key, created_at)
+			SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::numeric[], $8::numeric[], $9::numeric[],
+				$10::text[], $11::text[], $12::boolean[], $13::timestamptz[], $14::text[], $15::timestamptz[])
+			ON CONFLICT (merchant_id, mode, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
+			RETURNING 1
+		), ent AS (
+			INSERT INTO credit_entries (merchant_id, mode, id, account_id, operation_id, kind, amount, grant_id, expires_at, settled, effective_at, created_at)
+			SELECT * FROM unnest($16::text[], $17::text[], $18::text[], $19::text[], $20::text[], $21::text[], $22::numeric[], $23::text[],
+				$24::timestamptz[], $25::numeric[], $26::timestamptz[], $27::timestamptz[])
+			RETURNING merchant_id, mode, id, account_id, seq, amount, expires_at
+		), nb AS (
+			-- The grant entry's seq orders grants that expire together.
+			INSERT INTO credit_grant_balances (merchant_id, mode, grant_id, account_id, amount, remaining, expires_at, seq)
+			SELECT ent.merchant_id, ent.mode, ent.id, ent.account_id, ent.amount, v.remaining, ent.expires_at, ent.seq
+			FROM ent JOIN unnest($28::text[], $29::numeric[]) AS v (grant_id, remaining) ON v.grant_id = ent.id
+		), upd AS (
+			UPDATE credit_grant_balances g SET remaining = v.remaining
+			FROM unnest($30::text[], $31::text[], $32::numeric[]) AS v (merchant_id, grant_id, remaining)
+			WHERE g.merchant_id = v.merchant_id AND g.grant_id = v.grant_id
+		), acc AS (
+			UPDATE credit_accounts a SET balance = v.balance, granted = v.granted, consumed = v.consumed, debt = v.debt
+			FROM unnest($33::text[], $34::text[], $35::numeric[], $36::numeric[], $37::numeric[], $38::numeric[])
+				AS v (merchant_id, id, balance, granted, consumed, debt)
+			WHERE a.merchant_id = v.merchant_id AND a.id = v.id
+		)
+		SELECT count(*) FROM op`,
+		str(w.opM), str(w.opMode), str(w.opID), str(w.opAcct), str(w.opCus), str(w.opKind), i64(w.opAmount), i64(w.opCovered), i64(w.opBalance),
+		nstr(w.opEntry), str(w.opReason), pq.BoolArray(w.opNeg), nstr(w.opExpires), nstr(w.opKey), str(w.opAt),
+		str(w.enM), str(w.enMode), str(w.enID), str(w.enAcct), nstr(w.enOp), str(w.enKind), i64(w.enAmount), nstr(w.enGrant),
+		nstr(w.enExpires), i64(w.enSettled), str(w.enEffective), str(w.enAt),
+		str(w.nbGrant), i64(w.nbRemaining),
+		str(w.ubM), str(w.ubGrant), i64(w.ubRemaining),
+		str(w.acM), str(w.acID), i64(w.acBalance), i64(w.acGranted), i64(w.acConsumed), i64(w.acDebt))
+	if err != nil {
+		return store.Translate(err)
+	}
+	if n != len(w.opID) {
+		return errConcurrent
+	}
+	return nil
+}
