@@ -5,6 +5,7 @@ import (
 
 	"github.com/tollgatehq/tollgate/internal/auth"
 	"github.com/tollgatehq/tollgate/internal/credits"
+	"github.com/tollgatehq/tollgate/internal/fields"
 )
 
 // Credit grants, debits and balances: POST /v1/credit_grants, POST
@@ -19,7 +20,7 @@ func (s *Server) createCreditGrant(w http.ResponseWriter, r *http.Request, p aut
 	if err != nil {
 		return err
 	}
-	if in.IdempotencyKey, err = credits.MergeIdempotencyKey(in.IdempotencyKey, r.Header.Get("Idempotency-Key")); err != nil {
+	if in.IdempotencyKey, err = fields.MergeIdempotencyKey(in.IdempotencyKey, r.Header.Get("Idempotency-Key")); err != nil {
 		return err
 	}
 	res, err := s.credits.Grant(r.Context(), p.Scope, in, s.now(p))
@@ -43,7 +44,7 @@ func (s *Server) createCreditDebit(w http.ResponseWriter, r *http.Request, p aut
 	if err != nil {
 		return err
 	}
-	if in.IdempotencyKey, err = credits.MergeIdempotencyKey(in.IdempotencyKey, r.Header.Get("Idempotency-Key")); err != nil {
+	if in.IdempotencyKey, err = fields.MergeIdempotencyKey(in.IdempotencyKey, r.Header.Get("Idempotency-Key")); err != nil {
 		return err
 	}
 	res, err := s.credits.Debit(r.Context(), p.Scope, in, s.now(p))

@@ -50,7 +50,7 @@ func FuzzCreditInput(f *testing.F) {
 			if debit {
 				in, err := credits.DecodeDebit(o)
 				if err == nil {
-					in.IdempotencyKey, err = credits.MergeIdempotencyKey(in.IdempotencyKey, header)
+					in.IdempotencyKey, err = fields.MergeIdempotencyKey(in.IdempotencyKey, header)
 				}
 				check(err)
 				if err == nil {
@@ -64,7 +64,7 @@ func FuzzCreditInput(f *testing.F) {
 			}
 			in, err := credits.DecodeGrant(o)
 			if err == nil {
-				in.IdempotencyKey, err = credits.MergeIdempotencyKey(in.IdempotencyKey, header)
+				in.IdempotencyKey, err = fields.MergeIdempotencyKey(in.IdempotencyKey, header)
 			}
 			check(err)
 			if err == nil {

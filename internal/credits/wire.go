@@ -1,7 +1,6 @@
 package credits
 
 import (
-	"github.com/tollgatehq/tollgate/internal/apperr"
 	"github.com/tollgatehq/tollgate/internal/customers"
 	"github.com/tollgatehq/tollgate/internal/fields"
 	"github.com/tollgatehq/tollgate/internal/wire"
@@ -33,21 +32,6 @@ func DecodeDebit(o *fields.Object) (DebitInput, error) {
 		in.AllowNegative = *b
 	}
 	return in, o.Err()
-}
-
-// MergeIdempotencyKey combines a body's idempotency_key with a request's
-// Idempotency-Key header (empty when absent): either may be given, and
-// both must then agree, else invalid_request naming idempotency_key.
-func MergeIdempotencyKey(body *string, header string) (*string, error) {
-	switch {
-	case header == "":
-		return body, nil
-	case body == nil:
-		return &header, nil
-	case *body != header:
-		return nil, apperr.Field("idempotency_key", "differs from the Idempotency-Key header; send one or the other")
-	}
-	return body, nil
 }
 
 // Wire returns the grant result's public form.

@@ -61,23 +61,8 @@ func DecodeRequest(body []byte) (Request, error) {
 	return req, nil
 }
 
-// MergeIdempotencyKey combines an event's idempotency_key with a request's
-// Idempotency-Key header (empty when absent): either may be given, and both
-// must then agree, else invalid_request naming idempotency_key.
-func MergeIdempotencyKey(body *string, header string) (*string, error) {
-	switch {
-	case header == "":
-		return body, nil
-	case body == nil:
-		return &header, nil
-	case *body != header:
-		return nil, apperr.Field("idempotency_key", "differs from the Idempotency-Key header; send one or the other")
-	}
-	return body, nil
-}
-
 // ApplyIdempotencyKey gives a single event the key of a request's
-// Idempotency-Key header (empty when absent), by MergeIdempotencyKey. A
+// Idempotency-Key header (empty when absent), by fields.MergeIdempotencyKey. A
 // batch keys each event in its body instead: a header with a batch is
 // invalid_request naming Idempotency-Key.
 func (r *Request) ApplyIdempotencyKey(header string) error {
@@ -87,7 +72,7 @@ func (r *Request) ApplyIdempotencyKey(header string) error {
 	if r.Batch {
 		return apperr.Field("Idempotency-Key", "applies to a single event; give each event of a batch its own idempotency_key")
 	}
-	k, err := MergeIdempotencyKey(r.Events[0].IdempotencyKey, header)
+	k, err := fields.MergeIdempotencyKey(r.Events[0].IdempotencyKey, header)
 	if err != nil {
 		return err
 	}
