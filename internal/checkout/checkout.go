@@ -119,14 +119,20 @@ func (e Env) terms(ctx context.Context, q store.Querier, s tenant.Scope, snapsho
 	if err != nil {
 		return "", time.Time{}, store.Translate(err)
 	}
+	return e.termsOf(s, snapshot, row.Wallet, row.AheadUS)
+}
+
+// termsOf is terms from the wallet on file and the test clock's offset,
+// read by the caller (the pay path reads them with what it pays).
+func (e Env) termsOf(s tenant.Scope, snapshot, onFile *string, aheadUS *int64) (payee string, now time.Time, err error) {
 	if snapshot != nil {
 		payee = *snapshot
-	} else if payee, err = wallet.PayeeOf(s, row.Wallet); err != nil {
+	} else if payee, err = wallet.PayeeOf(s, onFile); err != nil {
 		return "", time.Time{}, err
 	}
 	now = e.Clock()
-	if s.Mode == tenant.Test && row.AheadUS != nil {
-		now = now.Add(time.Duration(*row.AheadUS) * time.Microsecond)
+	if s.Mode == tenant.Test && aheadUS != nil {
+		now = now.Add(time.Duration(*aheadUS) * time.Microsecond)
 	}
 	return payee, now, nil
 }
