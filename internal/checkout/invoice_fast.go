@@ -130,7 +130,7 @@ func (e Env) payInvoiceFast(ctx context.Context, invoiceID string, in Input) (st
 		return st, p, inv, false, nil
 	}
 	if out[0].Deliveries > 0 {
-		e.wakeDeliveries(ctx)
+		wakeDeliveries(ctx, e.DB)
 	}
 	return st, out[0].Payment, paid, true, nil
 }
@@ -140,8 +140,8 @@ func (e Env) payInvoiceFast(ctx context.Context, invoiceID string, in Input) (st
 // gives that wake-up to a committed transaction (Tx.Notify), so an empty one
 // asks for it (BEGIN and COMMIT, nothing to flush). Wake-ups are a
 // shortcut: the job also polls, so a failure here only delays a delivery.
-func (e Env) wakeDeliveries(ctx context.Context) {
-	_ = e.DB.InTx(ctx, func(tx *store.Tx) error {
+func wakeDeliveries(ctx context.Context, db *store.DB) {
+	_ = db.InTx(ctx, func(tx *store.Tx) error {
 		tx.Notify(events.DeliveryChannel)
 		return nil
 	})

@@ -94,49 +94,88 @@ const subscribeSQL = `WITH cus AS (
 
 // subscribeFast checks out a plan in two statements when it can; done=false
 // leaves the checkout to the locked path, nothing written.
-func (e Env) subscribeFast(ctx context.Context, planID string, in Input) (st rail.Settlement, x subscriptions.Subscription, done bool, err error) {
+func (e Env) subscribeFast(ctx context.Context, planID string, in Input) (rail.Settlement, subscriptions.Subscription, bool, error) {
+	w, ok, err := e.prepareActivation(ctx, planID, in)
+	if err != nil || !ok {
+		return w.st, w.x, err != nil, err
+	}
+	res := activationGroup(e.DB).do(w)
+	if res.err != nil || !res.ok {
+		return w.st, w.x, res.err != nil, res.err
+	}
+	return w.st, res.sub, true, nil
+}
+
+// prepareActivation reads what a checkout of the plan needs and decides
+// its write; ok=false leaves it to the locked path.
+func (e Env) prepareActivation(ctx context.Context, planID string, in Input) (w activationWrite, ok bool, err error) {
 	// The payer as both modes normalise it, so the customer can be read
 	// with the plan; the plan's mode checks it below.
 	ext := externalID(in, strings.ToLower(strings.TrimSpace(in.Payer)))
 	if ext == "" || utf8.RuneCountInString(ext) > customers.MaxExternalIDLen {
-		return st, x, false, nil
+		return w, false, nil
 	}
 	var rows []planTerms
 	if err := e.DB.SelectContext(ctx, &rows, planTermsSQL, planID, ext); err != nil {
-		return st, x, true, store.Translate(err)
+		return w, false, store.Translate(err)
 	}
 	if len(rows) == 0 {
-		return st, x, false, nil
+		return w, false, nil
 	}
 	p := rows[0].Plan
 	s := p.Scope()
 	rl, _ := e.Rail(s.Mode)
 	decider, ok := rl.(rail.Deciding)
 	if !ok || len(p.Features()) > 0 {
-		return st, x, false, nil
+		return w, false, nil
 	}
 	who, err := payer(s, in.Payer)
 	if err != nil || externalID(in, who) != ext {
-		return st, x, false, nil
+		return w, false, nil
 	}
 	payee, now, err := e.termsOf(s, nil, rows[0].Wallet, rows[0].AheadUS)
 	if err != nil {
-		return st, x, false, nil
+		return w, false, nil
 	}
 	custID, isNew := id.New("cus"), rows[0].CustomerID == nil
 	if !isNew {
 		custID = *rows[0].CustomerID
 	}
-	st, ok = decider.Decide(activationOf(s, p, custID, who, rows[0].ActivationIndex, payee, now))
+	st, ok := decider.Decide(activationOf(s, p, custID, who, rows[0].ActivationIndex, payee, now))
 	if !ok || st.Status != rail.Succeeded {
-		return st, x, false, nil
+		return w, false, nil
 	}
-	x, _ = subscriptions.NewActivation(subscriptions.ActivateInput{Plan: p, CustomerID: custID, Payer: who,
+	x, _ := subscriptions.NewActivation(subscriptions.ActivateInput{Plan: p, CustomerID: custID, Payer: who,
 		Activation: st, UsageGrace: e.UsageGrace, Now: st.At})
 	data, err := json.Marshal(x.Wire())
 	if err != nil {
-		return st, x, true, err
+		return w, false, err
 	}
+	return activationWrite{x: x, st: st, ext: ext, isNew: isNew, eventID: id.New("evt"), data: string(data)}, true, nil
+}
+
+// activationWrite is one checkout's write, everything decided.
+type activationWrite struct {
+	x       subscriptions.Subscription
+	st      rail.Settlement
+	ext     string
+	isNew   bool
+	eventID string
+	data    string
+}
+
+// activationResult is its outcome: ok=false when nothing was written
+// (the locked path is to decide).
+type activationResult struct {
+	sub        subscriptions.Subscription
+	ok         bool
+	deliveries bool
+	err        error
+}
+
+// writeActivation writes one checkout in one statement (subscribeSQL).
+func writeActivation(ctx context.Context, db *store.DB, w activationWrite) activationResult {
+	x, st := w.x, w.st
 	var pricing *string
 	if len(x.PricingModel) > 0 {
 		v := string(x.PricingModel)
@@ -146,22 +185,20 @@ func (e Env) subscribeFast(ctx context.Context, planID string, in Input) (st rai
 		subscriptions.Subscription
 		Deliveries int `db:"deliveries"`
 	}
-	err = e.DB.SelectContext(ctx, &out, subscribeSQL, s.MerchantID, s.Mode, x.ID, x.PlanID, x.ProductID, x.CustomerID, x.Payer,
+	err := db.SelectContext(ctx, &out, subscribeSQL, x.MerchantID, x.Mode, x.ID, x.PlanID, x.ProductID, x.CustomerID, x.Payer,
 		x.UsageType, x.Amount, x.Interval, x.IntervalDays, x.MeterID, pricing, x.CreatedAt, x.CurrentPeriodStart,
-		x.CurrentPeriodEnd, x.NextActionAt, st.Key, x.LatestPaymentID, ext, isNew, st.Payee, st.Amount, st.TxHash,
-		st.Network, id.New("evt"), events.SubscriptionActive, string(data))
+		x.CurrentPeriodEnd, x.NextActionAt, st.Key, x.LatestPaymentID, w.ext, w.isNew, st.Payee, st.Amount, st.TxHash,
+		st.Network, w.eventID, events.SubscriptionActive, w.data)
 	switch {
 	case store.UniqueViolation(err, "") || store.Retryable(err):
-		return st, x, false, nil
+		// A settlement or payment already in the ledger.
+		return activationResult{}
 	case err != nil:
-		return st, x, true, store.Translate(err)
+		return activationResult{err: store.Translate(err)}
 	case len(out) == 0:
 		// The customer was created by another checkout since the read,
 		// or has a live subscription to the plan.
-		return st, x, false, nil
+		return activationResult{}
 	}
-	if out[0].Deliveries > 0 {
-		e.wakeDeliveries(ctx)
-	}
-	return st, out[0].Subscription, true, nil
+	return activationResult{sub: out[0].Subscription, ok: true, deliveries: out[0].Deliveries > 0}
 }

@@ -1,0 +1,135 @@
+package checkout
+
+import (
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tollgatehq/tollgate/internal/apperr"
+	"github.com/tollgatehq/tollgate/internal/plans"
+	"github.com/tollgatehq/tollgate/internal/rail"
+)
+
+func (f *fixture) plan(t *testing.T) plans.Plan {
+	t.Helper()
+	p, err := plans.Create(f.ctx, f.db, f.s, plans.Input{Name: "Weekly", Amount: 2000000, Interval: "week"}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func (f *fixture) prepared(t *testing.T, planID, ext string) *call[activationWrite, activationResult] {
+	t.Helper()
+	w, ok, err := f.env.prepareActivation(f.ctx, planID, Input{Payer: rail.WalletSucceeds, ExternalCustomerID: &ext})
+	if !ok || err != nil {
+		t.Fatalf("prepare %s: %v %v", ext, ok, err)
+	}
+	return &call[activationWrite, activationResult]{in: w}
+}
+
+func (f *fixture) count(t *testing.T, table string) int {
+	t.Helper()
+	var n int
+	if err := f.db.GetContext(f.ctx, &n, `SELECT count(*) FROM `+table+` WHERE merchant_id = $1`, f.s.MerchantID); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// A batch writes each checkout as it would be written alone: two checkouts
+// of one new customer in a batch make one subscription, and the other
+// writes nothing (the locked path answers it).
+func TestActivationBatch(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	p := f.plan(t)
+	calls := []*call[activationWrite, activationResult]{f.prepared(t, p.ID, "u_a"), f.prepared(t, p.ID, "u_b"), f.prepared(t, p.ID, "u_a")}
+	if !writeActivations(f.ctx, f.db, calls) {
+		t.Fatal("the batch failed")
+	}
+	if !calls[0].out.ok || !calls[1].out.ok || calls[2].out.ok {
+		t.Fatalf("outcomes %+v %+v %+v", calls[0].out, calls[1].out, calls[2].out)
+	}
+	for table, want := range map[string]int{"customers": 2, "subscriptions": 2, "rail_settlements": 2, "payments": 2, "events": 2} {
+		if n := f.count(t, table); n != want {
+			t.Fatalf("%d %s, want %d", n, table, want)
+		}
+	}
+	if *calls[0].out.sub.CustomerID != *calls[0].in.x.CustomerID || calls[0].out.sub.ID != calls[0].in.x.ID {
+		t.Fatalf("subscription %+v", calls[0].out.sub)
+	}
+	if _, err := f.env.Subscribe(f.ctx, p.ID, Input{Payer: rail.WalletSucceeds, ExternalCustomerID: ptr("u_a")}); apperr.CodeOf(err) != apperr.AlreadySubscribed {
+		t.Fatalf("u_a again: %v", err)
+	}
+}
+
+// A batch whose statement fails (a settlement already in the ledger) is
+// written one by one: the others are written.
+func TestActivationBatchFallsBackOneByOne(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	p := f.plan(t)
+	calls := []*call[activationWrite, activationResult]{f.prepared(t, p.ID, "u_c"), f.prepared(t, p.ID, "u_d")}
+	st := calls[0].in.st
+	if _, err := rail.NewTest(f.db).Settle(f.ctx, []rail.Request{{Scope: f.s, Kind: rail.Activate, Key: st.Key, Nonce: st.Key,
+		Payer: st.Payer, Payee: st.Payee, Amount: st.Amount, At: st.At}}); err != nil {
+		t.Fatal(err)
+	}
+	runActivations(f.db, calls)
+	if calls[0].out.ok || calls[0].out.err != nil || !calls[1].out.ok {
+		t.Fatalf("outcomes %+v %+v", calls[0].out, calls[1].out)
+	}
+	if n := f.count(t, "subscriptions"); n != 1 {
+		t.Fatalf("%d subscriptions", n)
+	}
+}
+
+// Concurrent checkouts go through the group commit: distinct customers all
+// subscribe; one customer racing with itself subscribes once, the others
+// are already_subscribed.
+func TestConcurrentCheckouts(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	p := f.plan(t)
+	var wg sync.WaitGroup
+	errs := make(chan error, 80)
+	for i := range 60 {
+		ext := "u_" + string(rune('A'+i%26)) + string(rune('a'+i/26))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := f.env.Subscribe(f.ctx, p.ID, Input{Payer: rail.WalletSucceeds, ExternalCustomerID: &ext})
+			errs <- err
+		}()
+	}
+	wg.Wait()
+	for range 60 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 20 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := f.env.Subscribe(f.ctx, p.ID, Input{Payer: rail.WalletSucceeds, ExternalCustomerID: ptr("same")})
+			errs <- err
+		}()
+	}
+	wg.Wait()
+	won := 0
+	for range 20 {
+		switch err := <-errs; {
+		case err == nil:
+			won++
+		case apperr.CodeOf(err) != apperr.AlreadySubscribed:
+			t.Fatal(err)
+		}
+	}
+	if won != 1 || f.count(t, "subscriptions") != 61 || f.count(t, "rail_settlements") != 61 || f.count(t, "events") != 61 {
+		t.Fatalf("won %d, %d subscriptions", won, f.count(t, "subscriptions"))
+	}
+}
+
+func ptr(s string) *string { return &s }

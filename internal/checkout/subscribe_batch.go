@@ -1,0 +1,171 @@
+package checkout
+
+import (
+	"context"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/lib/pq"
+
+	"github.com/tollgatehq/tollgate/internal/events"
+	"github.com/tollgatehq/tollgate/internal/store"
+	"github.com/tollgatehq/tollgate/internal/subscriptions"
+)
+
+// activationGroups holds the group commit of plan checkouts of each pool:
+// Env is a value the daemon builds, so the group lives beside it, keyed by
+// its pool (one per process, a few in tests).
+var activationGroups sync.Map // *store.DB → *group[activationWrite, activationResult]
+
+func activationGroup(db *store.DB) *group[activationWrite, activationResult] {
+	if g, ok := activationGroups.Load(db); ok {
+		return g.(*group[activationWrite, activationResult])
+	}
+	g, _ := activationGroups.LoadOrStore(db, &group[activationWrite, activationResult]{
+		run: func(calls []*call[activationWrite, activationResult]) { runActivations(db, calls) },
+	})
+	return g.(*group[activationWrite, activationResult])
+}
+
+// batchTimeout bounds a batch's statement: it runs for several requests,
+// so no one request's context cancels it.
+const batchTimeout = 30 * time.Second
+
+// runActivations writes a batch of checkouts: one alone with
+// subscribeSQL; more with subscribeBatchSQL, the same statement over
+// arrays. A batch whose statement fails (one write's settlement already
+// in the ledger fails them all) is written one by one.
+func runActivations(db *store.DB, calls []*call[activationWrite, activationResult]) {
+	ctx, cancel := context.WithTimeout(context.Background(), batchTimeout)
+	defer cancel()
+	deliveries := false
+	if len(calls) == 1 {
+		calls[0].out = writeActivation(ctx, db, calls[0].in)
+		deliveries = calls[0].out.deliveries
+	} else if !writeActivations(ctx, db, calls) {
+		for _, c := range calls {
+			c.out = writeActivation(ctx, db, c.in)
+			deliveries = deliveries || c.out.deliveries
+		}
+	} else {
+		for _, c := range calls {
+			deliveries = deliveries || c.out.deliveries
+		}
+	}
+	if deliveries {
+		wakeDeliveries(ctx, db)
+	}
+}
+
+// subscribeBatchSQL is subscribeSQL over arrays, one element a checkout of
+// any merchant and plan. A checkout whose customer another one of the batch
+// (or another transaction) created first, or whose customer has a live
+// subscription to the plan (another of the batch may have made it), writes
+// nothing, as alone.
+const subscribeBatchSQL = `WITH v AS (
+		SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
+			$9::numeric[], $10::text[], $11::integer[], $12::text[], $13::jsonb[], $14::timestamptz[], $15::timestamptz[],
+			$16::timestamptz[], $17::timestamptz[], $18::text[], $19::text[], $20::text[], $21::boolean[], $22::text[],
+			$23::numeric[], $24::text[], $25::text[], $26::text[], $27::text[], $28::jsonb[])
+		AS v(merchant_id, mode, id, plan_id, product_id, customer_id, payer, usage_type, amount, interval, interval_days, meter_id,
+			pricing_model, at, cps, cpe, next_action_at, key, payment_id, ext, is_new, payee, paid, tx_hash, network, event_id,
+			event_type, data)
+	), cus AS (
+		INSERT INTO customers (merchant_id, mode, id, external_customer_id)
+		SELECT merchant_id, mode, customer_id, ext FROM v WHERE is_new
+		ON CONFLICT ON CONSTRAINT customers_external DO NOTHING RETURNING merchant_id, id
+	), sub AS (
+		INSERT INTO subscriptions (merchant_id, mode, id, plan_id, product_id, customer_id, payer, status,
+			usage_type, amount, interval, interval_days, meter_id, pricing_model, anchor, period_index, current_period_start,
+			current_period_end, next_action_at, authorization_key, created_at, latest_payment_id)
+		SELECT merchant_id, mode, id, plan_id, product_id, customer_id, payer, 'active', usage_type, amount, interval, interval_days,
+			meter_id, pricing_model, at, 0, cps, cpe, next_action_at, key, at, payment_id
+		FROM v WHERE NOT is_new OR EXISTS (SELECT 1 FROM cus WHERE cus.merchant_id = v.merchant_id AND cus.id = v.customer_id)
+		ON CONFLICT (merchant_id, mode, plan_id, customer_id) WHERE status IN ('active', 'past_due') DO NOTHING
+		RETURNING ` + subscriptions.Columns + `
+	), st AS (
+		INSERT INTO rail_settlements (merchant_id, mode, key, kind, nonce, payer, payee, amount, status, tx_hash, settled_at)
+		SELECT v.merchant_id, v.mode, v.key, 'activate', v.key, v.payer, v.payee, v.paid, 'succeeded', v.tx_hash, v.at
+		FROM sub JOIN v ON v.merchant_id = sub.merchant_id AND v.id = sub.id RETURNING merchant_id, key
+	), pay AS (
+		INSERT INTO payments (merchant_id, mode, id, subscription_id, customer_id, amount, payer, payee, network, tx_hash, status,
+			confirmed_at, period_start, period_end, settlement_key, created_at)
+		SELECT v.merchant_id, v.mode, v.payment_id, v.id, v.customer_id, v.paid, v.payer, v.payee, v.network, v.tx_hash, 'succeeded',
+			v.at, v.cps, v.cpe, v.key, v.at
+		FROM st JOIN v ON v.merchant_id = st.merchant_id AND v.key = st.key WHERE v.payment_id IS NOT NULL RETURNING 1
+	), ev AS (
+		INSERT INTO events (merchant_id, mode, id, type, data, occurred_at)
+		SELECT v.merchant_id, v.mode, v.event_id, v.event_type, v.data, v.at
+		FROM sub JOIN v ON v.merchant_id = sub.merchant_id AND v.id = sub.id RETURNING merchant_id, mode, id, type
+	), d AS (
+		INSERT INTO webhook_deliveries (merchant_id, mode, id, event_id, endpoint_id)
+		SELECT w.merchant_id, w.mode, 'dlv_' || replace(gen_random_uuid()::text, '-', ''), ev.id, w.id
+		FROM ev JOIN webhook_endpoints w ON w.merchant_id = ev.merchant_id AND w.mode = ev.mode
+		WHERE w.enabled AND w.removed_at IS NULL AND (cardinality(w.event_types) = 0 OR ev.type = ANY (w.event_types))
+		RETURNING 1
+	)
+	SELECT sub.*, (SELECT count(*) FROM d) AS deliveries FROM sub`
+
+// writeActivations writes calls with subscribeBatchSQL and sets their
+// outcomes; false when the statement failed (nothing written).
+func writeActivations(ctx context.Context, db *store.DB, calls []*call[activationWrite, activationResult]) bool {
+	n := len(calls)
+	text := func() []*string { return make([]*string, n) }
+	merchants, modes, ids, planIDs, products, custs, payers, usage := text(), text(), text(), text(), text(), text(), text(), text()
+	amounts, intervals, days, meters, pricing, ats, cps, cpe := text(), text(), text(), text(), text(), text(), text(), text()
+	next, keys, payIDs, exts, payees, paid, hashes, networks := text(), text(), text(), text(), text(), text(), text(), text()
+	eventIDs, eventTypes, datas := text(), text(), text()
+	isNew := make(pq.BoolArray, n)
+	for i, c := range calls {
+		w := c.in
+		x, st := w.x, w.st
+		mode, amount, settled := string(x.Mode), x.Amount.String(), st.Amount.String()
+		merchants[i], modes[i], ids[i], planIDs[i], products[i], custs[i], payers[i], usage[i] = &x.MerchantID, &mode, &x.ID,
+			&x.PlanID, x.ProductID, x.CustomerID, x.Payer, x.UsageType
+		amounts[i], intervals[i], meters[i], pricing[i] = &amount, x.Interval, x.MeterID, nullJSON(x.PricingModel)
+		if x.IntervalDays != nil {
+			d := strconv.Itoa(*x.IntervalDays)
+			days[i] = &d
+		}
+		ats[i], cps[i], cpe[i], next[i] = stamp(x.CreatedAt), stamp(*x.CurrentPeriodStart), stamp(*x.CurrentPeriodEnd), stamp(*x.NextActionAt)
+		keys[i], payIDs[i], exts[i], isNew[i], payees[i], paid[i] = &st.Key, x.LatestPaymentID, &calls[i].in.ext, w.isNew, &st.Payee, &settled
+		hashes[i], networks[i], eventIDs[i], datas[i] = &st.TxHash, &st.Network, &calls[i].in.eventID, &calls[i].in.data
+		typ := events.SubscriptionActive
+		eventTypes[i] = &typ
+	}
+	arr := func(a []*string) any { return pq.GenericArray{A: a} }
+	var out []struct {
+		subscriptions.Subscription
+		Deliveries int `db:"deliveries"`
+	}
+	err := db.SelectContext(ctx, &out, subscribeBatchSQL, arr(merchants), arr(modes), arr(ids), arr(planIDs), arr(products), arr(custs),
+		arr(payers), arr(usage), arr(amounts), arr(intervals), arr(days), arr(meters), arr(pricing), arr(ats), arr(cps), arr(cpe),
+		arr(next), arr(keys), arr(payIDs), arr(exts), isNew, arr(payees), arr(paid), arr(hashes), arr(networks), arr(eventIDs),
+		arr(eventTypes), arr(datas))
+	if err != nil {
+		return false
+	}
+	byID := make(map[string]subscriptions.Subscription, len(out))
+	for _, o := range out {
+		byID[o.ID] = o.Subscription
+	}
+	for _, c := range calls {
+		sub, ok := byID[c.in.x.ID]
+		c.out = activationResult{sub: sub, ok: ok, deliveries: ok && len(out) > 0 && out[0].Deliveries > 0}
+	}
+	return true
+}
+
+func stamp(t time.Time) *string {
+	s := t.UTC().Format(time.RFC3339Nano)
+	return &s
+}
+
+func nullJSON(b []byte) *string {
+	if len(b) == 0 {
+		return nil
+	}
+	s := string(b)
+	return &s
+}
