@@ -1,11 +1,13 @@
 package checkout
 
 import (
+	"encoding/json"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/tollgatehq/tollgate/internal/apperr"
+	"github.com/tollgatehq/tollgate/internal/invoices"
 	"github.com/tollgatehq/tollgate/internal/plans"
 	"github.com/tollgatehq/tollgate/internal/rail"
 )
@@ -133,3 +135,78 @@ func TestConcurrentCheckouts(t *testing.T) {
 }
 
 func ptr(s string) *string { return &s }
+
+// A batch of payments pays each invoice once: two payers of one invoice in
+// a batch, one is written and the other writes nothing (the locked path
+// answers invoice_not_open); invoice.paid carries the invoice's wire form.
+func TestPayBatch(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	a, b := f.invoice(t), f.invoice(t)
+	prep := func(id, payer string) *call[payWrite, payResult] {
+		w, ok, err := f.env.preparePay(f.ctx, id, Input{Payer: payer})
+		if !ok || err != nil {
+			t.Fatalf("prepare: %v %v", ok, err)
+		}
+		return &call[payWrite, payResult]{in: w}
+	}
+	calls := []*call[payWrite, payResult]{prep(a.ID, rail.WalletSucceeds), prep(b.ID, rail.WalletSucceeds), prep(a.ID, rail.WalletTransientOnce)}
+	if !writePays(f.ctx, f.db, calls) {
+		t.Fatal("the batch failed")
+	}
+	if !calls[0].out.ok || !calls[1].out.ok || calls[2].out.ok {
+		t.Fatalf("outcomes %+v %+v %+v", calls[0].out, calls[1].out, calls[2].out)
+	}
+	for table, want := range map[string]int{"rail_settlements": 2, "payments": 2, "events": 2} {
+		if n := f.count(t, table); n != want {
+			t.Fatalf("%d %s, want %d", n, table, want)
+		}
+	}
+	got, err := invoices.ByID(f.ctx, f.db, f.s, a.ID)
+	if err != nil || got.Status != invoices.StatusPaid || *got.PaymentID != calls[0].out.pay.ID {
+		t.Fatalf("invoice %+v %v", got, err)
+	}
+	mine, _ := json.Marshal(calls[0].in.paid.Wire(f.env.BaseURL))
+	want, _ := json.Marshal(got.Wire(f.env.BaseURL))
+	sameJSON(t, mine, want)
+	if _, _, err := f.env.PayInvoice(f.ctx, a.ID, Input{Payer: rail.WalletTransientOnce}); apperr.CodeOf(err) != apperr.InvoiceNotOpen {
+		t.Fatalf("second payer: %v", err)
+	}
+}
+
+// Many concurrent payments go through the group commit: each is paid once.
+func TestConcurrentPays(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	var ids []string
+	for range 50 {
+		ids = append(ids, f.invoice(t).ID)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 100)
+	for i := range 100 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			payer := rail.WalletSucceeds
+			if i >= 50 {
+				payer = rail.WalletTransientOnce
+			}
+			_, _, err := f.env.PayInvoice(f.ctx, ids[i%50], Input{Payer: payer})
+			errs <- err
+		}()
+	}
+	wg.Wait()
+	won := 0
+	for range 100 {
+		switch err := <-errs; {
+		case err == nil:
+			won++
+		case apperr.CodeOf(err) != apperr.InvoiceNotOpen:
+			t.Fatal(err)
+		}
+	}
+	if won != 50 || f.count(t, "payments") != 50 || f.count(t, "events") != 50 {
+		t.Fatalf("won %d, %d payments", won, f.count(t, "payments"))
+	}
+}

@@ -2,6 +2,8 @@ package checkout
 
 import (
 	"sync"
+
+	"github.com/tollgatehq/tollgate/internal/store"
 )
 
 // group is group commit: concurrent callers' writes queue, and a caller
@@ -76,4 +78,15 @@ func (g *group[I, R]) do(in I) R {
 	g.mu.Unlock()
 	next.lead <- true
 	return c.out
+}
+
+// groupFor returns the group of db in groups, made with run on first use.
+// Env is a value the daemon builds, so a group lives beside it, keyed by
+// its pool (one per process, a few in tests).
+func groupFor[I, R any](groups *sync.Map, db *store.DB, run func(db *store.DB, calls []*call[I, R])) *group[I, R] {
+	if g, ok := groups.Load(db); ok {
+		return g.(*group[I, R])
+	}
+	g, _ := groups.LoadOrStore(db, &group[I, R]{run: func(calls []*call[I, R]) { run(db, calls) }})
+	return g.(*group[I, R])
 }

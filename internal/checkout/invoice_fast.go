@@ -60,11 +60,11 @@ const payInvoiceSQL = `WITH inv AS (
 	), pay AS (
 		INSERT INTO payments (merchant_id, mode, id, invoice_id, amount, payer, payee, network, tx_hash, status, confirmed_at,
 			settlement_key, created_at)
-		SELECT $1, $2, $10, $3, $7::numeric, $5, $6, 'test', $8, 'succeeded', $9::timestamptz, st.key, $9::timestamptz FROM st
+		SELECT $1, $2, $10, $3, $7::numeric, $5, $6, $13, $8, 'succeeded', $9::timestamptz, st.key, $9::timestamptz FROM st
 		RETURNING ` + payments.Columns + `
 	), ev AS (
 		INSERT INTO events (merchant_id, mode, id, type, data, occurred_at)
-		SELECT $1, $2, $11, 'invoice.paid', $12::jsonb, $9::timestamptz FROM pay RETURNING id, type
+		SELECT $1, $2, $11, $14, $12::jsonb, $9::timestamptz FROM pay RETURNING id, type
 	), d AS (
 		INSERT INTO webhook_deliveries (merchant_id, mode, id, event_id, endpoint_id)
 		SELECT w.merchant_id, w.mode, 'dlv_' || replace(gen_random_uuid()::text, '-', ''), ev.id, w.id
@@ -75,64 +75,101 @@ const payInvoiceSQL = `WITH inv AS (
 	)
 	SELECT pay.*, (SELECT count(*) FROM d) AS deliveries FROM pay`
 
-// payInvoiceFast pays an open invoice in two statements when it can;
-// done=false leaves the payment to the locked path, nothing written.
-func (e Env) payInvoiceFast(ctx context.Context, invoiceID string, in Input) (st rail.Settlement, p payments.Payment, inv invoices.Invoice, done bool, err error) {
+// payInvoiceFast pays an open invoice in two statements when it can (the
+// write in a group commit, see group); done=false leaves the payment to the
+// locked path, nothing written.
+func (e Env) payInvoiceFast(ctx context.Context, invoiceID string, in Input) (rail.Settlement, payments.Payment, invoices.Invoice, bool, error) {
+	w, ok, err := e.preparePay(ctx, invoiceID, in)
+	if err != nil || !ok {
+		return w.st, payments.Payment{}, w.paid, err != nil, err
+	}
+	res := payGroup(e.DB).do(w)
+	if res.err != nil || !res.ok {
+		return w.st, payments.Payment{}, w.paid, res.err != nil, res.err
+	}
+	return w.st, res.pay, w.paid, true, nil
+}
+
+// payWrite is one payment's write, everything decided.
+type payWrite struct {
+	// paid is the invoice as the write leaves it.
+	paid    invoices.Invoice
+	st      rail.Settlement
+	payID   string
+	eventID string
+	data    string
+}
+
+// payResult is its outcome: ok=false when nothing was written (the locked
+// path is to decide).
+type payResult struct {
+	pay        payments.Payment
+	ok         bool
+	deliveries bool
+	err        error
+}
+
+// preparePay reads the invoice with its terms and decides the payment's
+// write; ok=false leaves it to the locked path.
+func (e Env) preparePay(ctx context.Context, invoiceID string, in Input) (w payWrite, ok bool, err error) {
 	var rows []invoiceTerms
 	if err := e.DB.SelectContext(ctx, &rows, invoiceTermsSQL, invoiceID); err != nil {
-		return st, p, inv, true, store.Translate(err)
+		return w, false, store.Translate(err)
 	}
 	if len(rows) == 0 || rows[0].Status != invoices.StatusOpen {
-		return st, p, inv, false, nil
+		return w, false, nil
 	}
-	inv = rows[0].Invoice
+	inv := rows[0].Invoice
 	s := inv.Scope()
 	rl, _ := e.Rail(s.Mode)
 	decider, ok := rl.(rail.Deciding)
 	if !ok {
-		return st, p, inv, false, nil
+		return w, false, nil
 	}
 	who, err := payer(s, in.Payer)
 	if err != nil {
-		return st, p, inv, false, nil
+		return w, false, nil
 	}
 	payee, now, err := e.termsOf(s, inv.Payee, rows[0].Wallet, rows[0].AheadUS)
 	if err != nil {
-		return st, p, inv, false, nil
+		return w, false, nil
 	}
-	st, ok = decider.Decide(rail.Request{Scope: s, Kind: rail.Pay, Key: payKey(inv, who), Nonce: inv.ID,
+	st, ok := decider.Decide(rail.Request{Scope: s, Kind: rail.Pay, Key: payKey(inv, who), Nonce: inv.ID,
 		Payer: who, Payee: payee, Amount: inv.Amount, At: now})
 	if !ok || st.Status != rail.Succeeded {
-		return st, p, inv, false, nil
+		return w, false, nil
 	}
-	paid := inv
-	payID := id.New("pay")
-	paid.Status, paid.PaidAt, paid.PaymentID = invoices.StatusPaid, &st.At, &payID
-	data, err := json.Marshal(paid.Wire(e.BaseURL))
+	w = payWrite{paid: inv, st: st, payID: id.New("pay"), eventID: id.New("evt")}
+	w.paid.Status, w.paid.PaidAt, w.paid.PaymentID = invoices.StatusPaid, &w.st.At, &w.payID
+	data, err := json.Marshal(w.paid.Wire(e.BaseURL))
 	if err != nil {
-		return st, p, inv, true, err
+		return w, false, err
 	}
+	w.data = string(data)
+	return w, true, nil
+}
+
+// writePay writes one payment in one statement (payInvoiceSQL).
+func writePay(ctx context.Context, db *store.DB, w payWrite) payResult {
+	inv, st := w.paid, w.st
 	var out []struct {
 		payments.Payment
 		Deliveries int `db:"deliveries"`
 	}
-	err = e.DB.SelectContext(ctx, &out, payInvoiceSQL, s.MerchantID, s.Mode, inv.ID, st.Key, st.Payer, st.Payee, st.Amount,
-		st.TxHash, st.At, payID, id.New("evt"), string(data))
+	err := db.SelectContext(ctx, &out, payInvoiceSQL, inv.MerchantID, inv.Mode, inv.ID, st.Key, st.Payer, st.Payee, st.Amount,
+		st.TxHash, st.At, w.payID, w.eventID, w.data, st.Network, events.InvoicePaid)
 	switch {
 	case store.UniqueViolation(err, "") || store.Retryable(err):
 		// The ledger has the key, or the invoice paid by another payer
 		// whose settlement is not recorded yet: the locked path answers.
-		return st, p, inv, false, nil
+		return payResult{}
 	case err != nil:
-		return st, p, inv, true, store.Translate(err)
+		return payResult{err: store.Translate(err)}
 	case len(out) == 0:
 		// Paid or voided since the read.
-		return st, p, inv, false, nil
+		return payResult{}
 	}
-	if out[0].Deliveries > 0 {
-		wakeDeliveries(ctx, e.DB)
-	}
-	return st, out[0].Payment, paid, true, nil
+	return payResult{pay: out[0].Payment, ok: true, deliveries: out[0].Deliveries > 0}
 }
 
 // wakeDeliveries wakes the webhook delivery job, here and in other

@@ -13,19 +13,11 @@ import (
 	"github.com/tollgatehq/tollgate/internal/subscriptions"
 )
 
-// activationGroups holds the group commit of plan checkouts of each pool:
-// Env is a value the daemon builds, so the group lives beside it, keyed by
-// its pool (one per process, a few in tests).
+// activationGroups holds the group commit of plan checkouts of each pool.
 var activationGroups sync.Map // *store.DB → *group[activationWrite, activationResult]
 
 func activationGroup(db *store.DB) *group[activationWrite, activationResult] {
-	if g, ok := activationGroups.Load(db); ok {
-		return g.(*group[activationWrite, activationResult])
-	}
-	g, _ := activationGroups.LoadOrStore(db, &group[activationWrite, activationResult]{
-		run: func(calls []*call[activationWrite, activationResult]) { runActivations(db, calls) },
-	})
-	return g.(*group[activationWrite, activationResult])
+	return groupFor(&activationGroups, db, runActivations)
 }
 
 // batchTimeout bounds a batch's statement: it runs for several requests,
