@@ -23,7 +23,7 @@ func (f *fixture) plan(t *testing.T) plans.Plan {
 
 func (f *fixture) prepared(t *testing.T, planID, ext string) *call[activationWrite, activationResult] {
 	t.Helper()
-	w, ok, err := f.env.prepareActivation(f.ctx, planID, Input{Payer: rail.WalletSucceeds, ExternalCustomerID: &ext})
+	w, ok, err := f.env.prepareActivation(f.ctx, planID, Input{Payer: rail.WalletSucceeds, ExternalCustomerID: &ext}, false)
 	if !ok || err != nil {
 		t.Fatalf("prepare %s: %v %v", ext, ok, err)
 	}
@@ -47,8 +47,8 @@ func TestActivationBatch(t *testing.T) {
 	f := setup(t)
 	p := f.plan(t)
 	calls := []*call[activationWrite, activationResult]{f.prepared(t, p.ID, "u_a"), f.prepared(t, p.ID, "u_b"), f.prepared(t, p.ID, "u_a")}
-	if !writeActivations(f.ctx, f.db, calls) {
-		t.Fatal("the batch failed")
+	if err := writeActivations(f.ctx, f.db, calls); err != nil {
+		t.Fatal(err)
 	}
 	if !calls[0].out.ok || !calls[1].out.ok || calls[2].out.ok {
 		t.Fatalf("outcomes %+v %+v %+v", calls[0].out, calls[1].out, calls[2].out)
@@ -208,5 +208,48 @@ func TestConcurrentPays(t *testing.T) {
 	}
 	if won != 50 || f.count(t, "payments") != 50 || f.count(t, "events") != 50 {
 		t.Fatalf("won %d, %d payments", won, f.count(t, "payments"))
+	}
+}
+
+// A checkout of a cached plan reads nothing and guesses a new customer and
+// the terms last read; a known customer, or a test clock moved since, makes
+// the write refuse the guess, and the checkout reads and writes again.
+func TestActivationGuess(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	p := f.plan(t)
+	subscribe := func(ext string) time.Time {
+		t.Helper()
+		_, x, done, err := f.env.subscribeFast(f.ctx, p.ID, Input{Payer: rail.WalletSucceeds, ExternalCustomerID: &ext})
+		if !done || err != nil {
+			t.Fatalf("%s: done %v, %v", ext, done, err)
+		}
+		return x.CreatedAt
+	}
+	subscribe("u_1") // read: the plan is cached
+	w, ok, err := f.env.prepareActivation(f.ctx, p.ID, Input{Payer: rail.WalletSucceeds, ExternalCustomerID: ptr("u_2")}, true)
+	if !ok || err != nil || !w.guess {
+		t.Fatalf("guess %v %v %v", w.guess, ok, err)
+	}
+	subscribe("u_2")
+	// A known customer without a live subscription: the guess (new) is
+	// refused, the read finds it.
+	if _, err := f.db.ExecContext(f.ctx, `UPDATE subscriptions SET status = 'canceled' WHERE merchant_id = $1`, f.s.MerchantID); err != nil {
+		t.Fatal(err)
+	}
+	subscribe("u_1")
+	if n := f.count(t, "customers"); n != 2 {
+		t.Fatalf("%d customers", n)
+	}
+	// The clock moved a day: the guess made with the cached offset is
+	// refused, and the subscription starts by the new time.
+	if _, err := f.db.ExecContext(f.ctx, `INSERT INTO test_clocks (merchant_id, ahead_us) VALUES ($1, $2)`, f.s.MerchantID, int64(24*time.Hour/time.Microsecond)); err != nil {
+		t.Fatal(err)
+	}
+	if at := subscribe("u_3"); at.Before(time.Now().Add(23 * time.Hour)) {
+		t.Fatalf("created at %s, by the old clock", at)
+	}
+	if n, m := f.count(t, "subscriptions"), f.count(t, "rail_settlements"); n != 4 || m != 4 {
+		t.Fatalf("%d subscriptions, %d settlements", n, m)
 	}
 }

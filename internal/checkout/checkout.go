@@ -6,10 +6,13 @@
 // asking again (a double submit, a retry after a crash) gets the same
 // settlement and never charges twice. A rail whose ledger is in this
 // database (rail.Local: test mode) settles in the same transaction that
-// records the outcome and its event; another rail is asked first, then the
-// outcome is recorded in one transaction; a rail that answers pending (the
-// live rail awaiting confirmations) has its outcome recorded later, by its
-// settlement worker (RecordInvoicePayment, RecordActivation).
+// records the outcome and its event (the common case, an open invoice or a
+// plan the test rail settles, in one statement shared with the concurrent
+// ones: invoice_fast.go, subscribe_fast.go, group.go); another rail is asked
+// first, then the outcome is recorded in one transaction; a rail that
+// answers pending (the live rail awaiting confirmations) has its outcome
+// recorded later, by its settlement worker (RecordInvoicePayment,
+// RecordActivation).
 package checkout
 
 import (

@@ -22,7 +22,8 @@ import (
 // anything else — a double submit, a race lost, a void invoice, a declined
 // wallet, a live rail — goes the locked way (payInvoiceTx), which answers
 // it as before. Before: BEGIN, lock, terms, settlement, payment, invoice,
-// event, COMMIT (8 round trips); now 2.
+// event, COMMIT (8 round trips); now 2, and under load the write is shared
+// with the payments that arrived meanwhile (group commit, invoice_batch.go).
 
 // invoiceTerms is an invoice with its merchant's wallet on file and test
 // clock offset (see Env.terms).

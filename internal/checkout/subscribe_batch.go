@@ -24,45 +24,67 @@ func activationGroup(db *store.DB) *group[activationWrite, activationResult] {
 // so no one request's context cancels it.
 const batchTimeout = 30 * time.Second
 
-// runActivations writes a batch of checkouts: one alone with
-// subscribeSQL; more with subscribeBatchSQL, the same statement over
-// arrays. A batch whose statement fails (one write's settlement already
-// in the ledger fails them all) is written one by one.
+// runActivations writes a batch of checkouts in one statement
+// (subscribeBatchSQL). A batch whose statement fails (one write's
+// settlement already in the ledger fails them all) is written one by one.
 func runActivations(db *store.DB, calls []*call[activationWrite, activationResult]) {
 	ctx, cancel := context.WithTimeout(context.Background(), batchTimeout)
 	defer cancel()
-	deliveries := false
-	if len(calls) == 1 {
-		calls[0].out = writeActivation(ctx, db, calls[0].in)
-		deliveries = calls[0].out.deliveries
-	} else if !writeActivations(ctx, db, calls) {
+	err := writeActivations(ctx, db, calls)
+	if err != nil && len(calls) > 1 {
 		for _, c := range calls {
-			c.out = writeActivation(ctx, db, c.in)
-			deliveries = deliveries || c.out.deliveries
+			one := []*call[activationWrite, activationResult]{c}
+			if err := writeActivations(ctx, db, one); err != nil {
+				c.out = failedWrite(err)
+			}
 		}
-	} else {
-		for _, c := range calls {
-			deliveries = deliveries || c.out.deliveries
-		}
+	} else if err != nil {
+		calls[0].out = failedWrite(err)
 	}
-	if deliveries {
-		wakeDeliveries(ctx, db)
+	for _, c := range calls {
+		if c.out.deliveries {
+			wakeDeliveries(ctx, db)
+			return
+		}
 	}
 }
 
-// subscribeBatchSQL is subscribeSQL over arrays, one element a checkout of
-// any merchant and plan. A checkout whose customer another one of the batch
-// (or another transaction) created first, or whose customer has a live
-// subscription to the plan (another of the batch may have made it), writes
-// nothing, as alone.
+// failedWrite is the outcome of a write whose statement failed: a
+// settlement or payment already in the ledger (or a deadlock with another
+// batch) leaves the checkout to the locked path; anything else is an error.
+func failedWrite(err error) activationResult {
+	if store.UniqueViolation(err, "") || store.Retryable(err) {
+		return activationResult{}
+	}
+	return activationResult{err: store.Translate(err)}
+}
+
+// subscribeBatchSQL records plan checkouts the test rail settles, in one
+// statement, one array element a checkout of any merchant and plan. A
+// checkout's customer is created if new; its subscription is inserted only
+// if the customer was found by the read or created here (not by another
+// checkout of the batch or another transaction first), and only if it has
+// no live subscription to the plan (subscriptions_live; another checkout of
+// the batch may have made it); its settlement, payment (a licensed plan's:
+// payment_id not null) and event are inserted only with it. A guessed
+// checkout (nothing read: see prepareActivation) is written only if its
+// merchant's wallet and test clock are still those it was decided with;
+// with a new customer, as guessed, and no other checkout can have the
+// customer's activation index. The settlement and the payment are plain
+// inserts: one already in the ledger fails the whole statement. The event
+// and its deliveries are events.EmitMany's statement.
 const subscribeBatchSQL = `WITH v AS (
 		SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[],
 			$9::numeric[], $10::text[], $11::integer[], $12::text[], $13::jsonb[], $14::timestamptz[], $15::timestamptz[],
 			$16::timestamptz[], $17::timestamptz[], $18::text[], $19::text[], $20::text[], $21::boolean[], $22::text[],
-			$23::numeric[], $24::text[], $25::text[], $26::text[], $27::text[], $28::jsonb[])
+			$23::numeric[], $24::text[], $25::text[], $26::text[], $27::text[], $28::jsonb[], $29::boolean[], $30::text[], $31::bigint[])
 		AS v(merchant_id, mode, id, plan_id, product_id, customer_id, payer, usage_type, amount, interval, interval_days, meter_id,
 			pricing_model, at, cps, cpe, next_action_at, key, payment_id, ext, is_new, payee, paid, tx_hash, network, event_id,
-			event_type, data)
+			event_type, data, guess, wallet, ahead_us)
+		WHERE NOT guess OR (
+			(SELECT w.address FROM settlement_wallets w
+				WHERE w.merchant_id = v.merchant_id AND w.mode = v.mode AND w.replaced_at IS NULL) IS NOT DISTINCT FROM v.wallet
+			AND (SELECT c.ahead_us FROM test_clocks c WHERE c.merchant_id = v.merchant_id) IS NOT DISTINCT FROM v.ahead_us)
 	), cus AS (
 		INSERT INTO customers (merchant_id, mode, id, external_customer_id)
 		SELECT merchant_id, mode, customer_id, ext FROM v WHERE is_new
@@ -100,15 +122,15 @@ const subscribeBatchSQL = `WITH v AS (
 	SELECT sub.*, (SELECT count(*) FROM d) AS deliveries FROM sub`
 
 // writeActivations writes calls with subscribeBatchSQL and sets their
-// outcomes; false when the statement failed (nothing written).
-func writeActivations(ctx context.Context, db *store.DB, calls []*call[activationWrite, activationResult]) bool {
+// outcomes; an error when the statement failed (nothing written).
+func writeActivations(ctx context.Context, db *store.DB, calls []*call[activationWrite, activationResult]) error {
 	n := len(calls)
 	text := func() []*string { return make([]*string, n) }
 	merchants, modes, ids, planIDs, products, custs, payers, usage := text(), text(), text(), text(), text(), text(), text(), text()
 	amounts, intervals, days, meters, pricing, ats, cps, cpe := text(), text(), text(), text(), text(), text(), text(), text()
 	next, keys, payIDs, exts, payees, paid, hashes, networks := text(), text(), text(), text(), text(), text(), text(), text()
-	eventIDs, eventTypes, datas := text(), text(), text()
-	isNew := make(pq.BoolArray, n)
+	eventIDs, eventTypes, datas, wallets := text(), text(), text(), text()
+	isNew, guess, ahead := make(pq.BoolArray, n), make(pq.BoolArray, n), make([]*int64, n)
 	for i, c := range calls {
 		w := c.in
 		x, st := w.x, w.st
@@ -124,7 +146,7 @@ func writeActivations(ctx context.Context, db *store.DB, calls []*call[activatio
 		keys[i], payIDs[i], exts[i], isNew[i], payees[i], paid[i] = &st.Key, x.LatestPaymentID, &calls[i].in.ext, w.isNew, &st.Payee, &settled
 		hashes[i], networks[i], eventIDs[i], datas[i] = &st.TxHash, &st.Network, &calls[i].in.eventID, &calls[i].in.data
 		typ := events.SubscriptionActive
-		eventTypes[i] = &typ
+		eventTypes[i], guess[i], wallets[i], ahead[i] = &typ, w.guess, w.wallet, w.aheadUS
 	}
 	arr := func(a []*string) any { return pq.GenericArray{A: a} }
 	var out []struct {
@@ -134,9 +156,9 @@ func writeActivations(ctx context.Context, db *store.DB, calls []*call[activatio
 	err := db.SelectContext(ctx, &out, subscribeBatchSQL, arr(merchants), arr(modes), arr(ids), arr(planIDs), arr(products), arr(custs),
 		arr(payers), arr(usage), arr(amounts), arr(intervals), arr(days), arr(meters), arr(pricing), arr(ats), arr(cps), arr(cpe),
 		arr(next), arr(keys), arr(payIDs), arr(exts), isNew, arr(payees), arr(paid), arr(hashes), arr(networks), arr(eventIDs),
-		arr(eventTypes), arr(datas))
+		arr(eventTypes), arr(datas), guess, arr(wallets), pq.GenericArray{A: ahead})
 	if err != nil {
-		return false
+		return err
 	}
 	byID := make(map[string]subscriptions.Subscription, len(out))
 	for _, o := range out {
@@ -146,7 +168,7 @@ func writeActivations(ctx context.Context, db *store.DB, calls []*call[activatio
 		sub, ok := byID[c.in.x.ID]
 		c.out = activationResult{sub: sub, ok: ok, deliveries: ok && len(out) > 0 && out[0].Deliveries > 0}
 	}
-	return true
+	return nil
 }
 
 func stamp(t time.Time) *string {
@@ -160,4 +182,46 @@ func nullJSON(b []byte) *string {
 	}
 	s := string(b)
 	return &s
+}
+
+// planCaches holds each pool's planCache.
+var planCaches sync.Map // *store.DB → *planCache
+
+// planCache keeps the plans checked out (plans are create-only) with their
+// merchant's terms as last read, so a checkout of a known plan by a new
+// customer reads nothing: its write checks the terms and the customer
+// (subscribeBatchSQL) and, when they were stale, the checkout reads and
+// writes again, which refreshes them.
+type planCache struct {
+	mu    sync.Mutex
+	plans map[string]planTerms
+}
+
+// maxCachedPlans bounds the cache; past it, it starts again empty.
+const maxCachedPlans = 4096
+
+func planCacheOf(db *store.DB) *planCache {
+	if c, ok := planCaches.Load(db); ok {
+		return c.(*planCache)
+	}
+	c, _ := planCaches.LoadOrStore(db, &planCache{plans: map[string]planTerms{}})
+	return c.(*planCache)
+}
+
+func (c *planCache) get(planID string) (planTerms, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t, ok := c.plans[planID]
+	return t, ok
+}
+
+// put keeps the plan and its terms from t, not the customer's.
+func (c *planCache) put(t planTerms) {
+	t.CustomerID, t.ActivationIndex = nil, 0
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.plans) >= maxCachedPlans {
+		c.plans = map[string]planTerms{}
+	}
+	c.plans[t.ID] = t
 }
