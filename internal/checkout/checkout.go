@@ -6,10 +6,13 @@
 // asking again (a double submit, a retry after a crash) gets the same
 // settlement and never charges twice. A rail whose ledger is in this
 // database (rail.Local: test mode) settles in the same transaction that
-// records the outcome and its event; another rail is asked first, then the
-// outcome is recorded in one transaction; a rail that answers pending (the
-// live rail awaiting confirmations) has its outcome recorded later, by its
-// settlement worker (RecordInvoicePayment, RecordActivation).
+// records the outcome and its event (the common case, an open invoice or a
+// plan the test rail settles, in one statement shared with the concurrent
+// ones: invoice_fast.go, subscribe_fast.go, group.go); another rail is asked
+// first, then the outcome is recorded in one transaction; a rail that
+// answers pending (the live rail awaiting confirmations) has its outcome
+// recorded later, by its settlement worker (RecordInvoicePayment,
+// RecordActivation).
 package checkout
 
 import (
@@ -119,14 +122,20 @@ func (e Env) terms(ctx context.Context, q store.Querier, s tenant.Scope, snapsho
 	if err != nil {
 		return "", time.Time{}, store.Translate(err)
 	}
+	return e.termsOf(s, snapshot, row.Wallet, row.AheadUS)
+}
+
+// termsOf is terms from the wallet on file and the test clock's offset,
+// read by the caller (the pay path reads them with what it pays).
+func (e Env) termsOf(s tenant.Scope, snapshot, onFile *string, aheadUS *int64) (payee string, now time.Time, err error) {
 	if snapshot != nil {
 		payee = *snapshot
-	} else if payee, err = wallet.PayeeOf(s, row.Wallet); err != nil {
+	} else if payee, err = wallet.PayeeOf(s, onFile); err != nil {
 		return "", time.Time{}, err
 	}
 	now = e.Clock()
-	if s.Mode == tenant.Test && row.AheadUS != nil {
-		now = now.Add(time.Duration(*row.AheadUS) * time.Microsecond)
+	if s.Mode == tenant.Test && aheadUS != nil {
+		now = now.Add(time.Duration(*aheadUS) * time.Microsecond)
 	}
 	return payee, now, nil
 }

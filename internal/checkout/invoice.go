@@ -52,6 +52,9 @@ func (e Env) SubmitInvoice(ctx context.Context, invoiceID string, in Input) (rai
 	if !validText(invoiceID) {
 		return rail.Settlement{}, payments.Payment{}, invoices.Invoice{}, apperr.New(apperr.ResourceNotFound, "no such invoice")
 	}
+	if st, p, inv, done, err := e.payInvoiceFast(ctx, invoiceID, in); done {
+		return st, p, inv, err
+	}
 	var out invoicePayment
 	err := e.DB.InTx(ctx, func(tx *store.Tx) error {
 		var err error
@@ -70,15 +73,17 @@ func (e Env) SubmitInvoice(ctx context.Context, invoiceID string, in Input) (rai
 }
 
 func (e Env) payInvoiceTx(ctx context.Context, tx *store.Tx, invoiceID string, in Input) (invoicePayment, error) {
-	inv, ok, err := invoices.Lock(ctx, tx, invoiceID)
-	if err != nil {
-		return invoicePayment{}, err
+	var rows []invoiceTerms
+	if err := tx.SelectContext(ctx, &rows, lockInvoiceSQL, invoiceID); err != nil {
+		return invoicePayment{}, store.Translate(err)
 	}
-	if !ok {
+	if len(rows) == 0 {
 		return invoicePayment{}, apperr.New(apperr.ResourceNotFound, "no invoice %q", invoiceID)
 	}
+	inv := rows[0].Invoice
 	out := invoicePayment{inv: inv}
 	s := inv.Scope()
+	var err error
 	if out.who, err = payer(s, in.Payer); err != nil {
 		return out, err
 	}
@@ -103,7 +108,7 @@ func (e Env) payInvoiceTx(ctx context.Context, tx *store.Tx, invoiceID string, i
 		}
 		return out, apperr.New(apperr.InvoiceNotOpen, "invoice %s is paid", inv.ID)
 	}
-	payee, now, err := e.terms(ctx, tx, s, inv.Payee)
+	payee, now, err := e.termsOf(s, inv.Payee, rows[0].Wallet, rows[0].AheadUS)
 	if err != nil {
 		return out, err
 	}

@@ -3,6 +3,7 @@ package checkout
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/tollgatehq/tollgate/internal/apperr"
 	"github.com/tollgatehq/tollgate/internal/customers"
@@ -42,6 +43,9 @@ func (e Env) Subscribe(ctx context.Context, planID string, in Input) (subscripti
 func (e Env) SubmitSubscription(ctx context.Context, planID string, in Input) (rail.Settlement, subscriptions.Subscription, error) {
 	if !validText(planID) {
 		return rail.Settlement{}, subscriptions.Subscription{}, apperr.New(apperr.ResourceNotFound, "no such plan")
+	}
+	if st, x, done, err := e.subscribeFast(ctx, planID, in); done {
+		return st, x, err
 	}
 	var out activation
 	err := e.DB.InTx(ctx, func(tx *store.Tx) error {
@@ -179,12 +183,18 @@ func (e Env) activationRequest(ctx context.Context, q store.Querier, s tenant.Sc
 	if err != nil {
 		return rail.Request{}, err
 	}
+	return activationOf(s, p, customerID, who, n, payee, now), nil
+}
+
+// activationOf is the activation request of the customer's n+1th
+// subscription to p (n counts the earlier ones).
+func activationOf(s tenant.Scope, p plans.Plan, customerID, who string, n int, payee string, now time.Time) rail.Request {
 	first := p.Amount
 	if p.UsageType == plans.Metered {
 		first = 0
 	}
 	key := fmt.Sprintf("act:%s:%s:%s:%d", p.ID, customerID, who, n)
-	return rail.Request{Scope: s, Kind: rail.Activate, Key: key, Nonce: key, Payer: who, Payee: payee, Amount: first, At: now}, nil
+	return rail.Request{Scope: s, Kind: rail.Activate, Key: key, Nonce: key, Payer: who, Payee: payee, Amount: first, At: now}
 }
 
 // externalID is the merchant's id for the customer: the form's, else the

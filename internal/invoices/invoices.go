@@ -92,6 +92,11 @@ func (in Input) Validate() error {
 const columns = `merchant_id, mode, id, seq, amount, description, memo, invoice_number, recipient, due_at, status,
 	payee, paid_at, payment_id, voided_at, created_at`
 
+// Columns is the select list of an Invoice, for a statement of another
+// package that reads or returns invoices with more in one round trip
+// (checkout's pay path).
+const Columns = columns
+
 // Create validates in and stores a new open invoice created at now, in one
 // statement (on the pool or the caller's transaction). Fails with
 // invalid_request.

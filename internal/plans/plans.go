@@ -206,6 +206,11 @@ func (in *Input) Validate() error {
 const columns = `p.merchant_id, p.mode, p.id, p.seq, p.product_id, pr.name AS product_name, pr.description AS product_description,
 	p.amount, p.interval, p.interval_days, p.usage_type, p.meter_id, p.pricing_model, p.features, p.created_at`
 
+// Columns is the select list of a Plan over plans p JOIN products pr, for a
+// statement of another package that reads a plan with more in one round
+// trip (checkout).
+const Columns = columns
+
 // Create stores a product and its plan, created at now. A metered plan's
 // meter and every feature must exist in the scope (invalid_request naming
 // the field); a limit is only for metered features. Fails with

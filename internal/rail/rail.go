@@ -109,6 +109,20 @@ type Local interface {
 	SettleTx(ctx context.Context, tx *store.Tx, req Request) (Settlement, error)
 }
 
+// Deciding is a Local rail that decides a new operation without reading
+// its ledger (the test rail: the payer's magic wallet decides), so a
+// caller can write the settlement in the same statement as its record: one
+// statement for a whole payment. Decide returns the settlement SettleTx
+// would store for req if req.Key were new; ok=false when the decision needs
+// the ledger (a charge counts the authorization's earlier operations). A
+// caller writing it itself writes it as SettleTx does (rail_settlements:
+// the key unique, one succeeded payment per invoice) and, when the ledger
+// refuses it (the key or the invoice settled already), asks SettleTx.
+type Deciding interface {
+	Local
+	Decide(req Request) (st Settlement, ok bool)
+}
+
 // ErrTransient marks a failure worth retrying at once with the same key.
 var ErrTransient = errors.New("rail: transient failure")
 

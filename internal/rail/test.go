@@ -98,9 +98,8 @@ func (t *Test) SettleTx(ctx context.Context, tx *store.Tx, r Request) (Settlemen
 			return Settlement{}, store.Translate(err)
 		}
 	}
-	status, reason := decide(r, n)
-	s := Settlement{Key: r.Key, Kind: r.Kind, Nonce: r.Nonce, Payer: r.Payer, Payee: r.Payee, Amount: r.Amount,
-		Status: status, Reason: reason, TxHash: txHash(r.Scope, r.Key), At: r.At.Truncate(time.Microsecond), Network: "test"}
+	s := fresh(r, n)
+	status, reason := s.Status, s.Reason
 	var reasonArg *string
 	if reason != "" {
 		reasonArg = &reason
@@ -132,6 +131,25 @@ func (t *Test) SettleTx(ctx context.Context, tx *store.Tx, r Request) (Settlemen
 		return Settlement{}, fmt.Errorf("%w: settlement %s conflicts with one not yet visible", ErrTransient, r.Key)
 	}
 	return rows[0].settlement(), nil
+}
+
+// Decide implements Deciding: every operation but a charge is decided by
+// its payer alone. WalletTransientOnce's lost answer needs no asking again
+// here: SettleTx, asked again in the same transaction, answers the
+// settlement it just stored, which is this one.
+func (t *Test) Decide(r Request) (Settlement, bool) {
+	if r.Kind == Charge {
+		return Settlement{}, false
+	}
+	return fresh(r, 0), true
+}
+
+// fresh is the settlement of a new key; n counts the authorization's
+// earlier operations.
+func fresh(r Request, n int) Settlement {
+	status, reason := decide(r, n)
+	return Settlement{Key: r.Key, Kind: r.Kind, Nonce: r.Nonce, Payer: r.Payer, Payee: r.Payee, Amount: r.Amount,
+		Status: status, Reason: reason, TxHash: txHash(r.Scope, r.Key), At: r.At.Truncate(time.Microsecond), Network: "test"}
 }
 
 // settle fills out for reqs in tx; lost is true when a new settlement's

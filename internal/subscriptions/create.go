@@ -29,13 +29,11 @@ type ActivateInput struct {
 	Now        time.Time
 }
 
-// ActivateTx creates the active subscription of a checkout in tx: its first
-// period starts now; a licensed plan's first charge is recorded as its
-// payment; the plan's features are granted; subscription.active is emitted.
-// The same activation recorded twice returns the first subscription
-// (replayed=true). Fails with already_subscribed when the customer has
-// another live subscription to the plan.
-func ActivateTx(ctx context.Context, tx *store.Tx, in ActivateInput) (x Subscription, replayed bool, err error) {
+// NewActivation is the subscription a checkout creates, as it is stored
+// (its first period starting at in.Now), and a licensed plan's first
+// payment, which the subscription points at (nil for a metered plan: its
+// checkout only authorizes).
+func NewActivation(in ActivateInput) (x Subscription, first *payments.Payment) {
 	p := in.Plan
 	s := p.Scope()
 	now := in.Now.Truncate(time.Microsecond)
@@ -51,12 +49,25 @@ func ActivateTx(ctx context.Context, tx *store.Tx, in ActivateInput) (x Subscrip
 	x.CurrentPeriodStart, x.CurrentPeriodEnd, x.NextActionAt = &start, &end, &next
 	// The first charge's payment is made up front, so the subscription is
 	// stored pointing at it: one statement fewer than an update after.
-	var first *payments.Payment
 	if in.Activation.Amount > 0 {
 		pay := payments.FromSettlement(s, in.Activation)
 		pay.SubscriptionID, pay.CustomerID, pay.PeriodStart, pay.PeriodEnd = &x.ID, x.CustomerID, x.CurrentPeriodStart, x.CurrentPeriodEnd
 		first, x.LatestPaymentID = &pay, &pay.ID
 	}
+	return x, first
+}
+
+// ActivateTx creates the active subscription of a checkout in tx: its first
+// period starts now; a licensed plan's first charge is recorded as its
+// payment; the plan's features are granted; subscription.active is emitted.
+// The same activation recorded twice returns the first subscription
+// (replayed=true). Fails with already_subscribed when the customer has
+// another live subscription to the plan.
+func ActivateTx(ctx context.Context, tx *store.Tx, in ActivateInput) (x Subscription, replayed bool, err error) {
+	p := in.Plan
+	s := p.Scope()
+	now := in.Now.Truncate(time.Microsecond)
+	x, first := NewActivation(in)
 	var rows []Subscription
 	err = tx.SelectContext(ctx, &rows, `INSERT INTO subscriptions (merchant_id, mode, id, plan_id, product_id, customer_id, payer, status,
 			usage_type, amount, interval, interval_days, meter_id, pricing_model, anchor, period_index, current_period_start,
