@@ -25,7 +25,8 @@ func (s *Server) newMoney() *moneyPath {
 	m := &moneyPath{testRail: rail.NewTest(s.db), live: s.cfg.LiveRail}
 	m.biller = &subscriptions.Biller{DB: s.db, Rail: m.railFor, Clock: s.cfg.Clock,
 		Policy: subscriptions.Policy{Dunning: s.cfg.DunningSchedule, UsageGrace: s.cfg.UsageGrace}}
-	m.checkout = checkout.Env{DB: s.db, Rail: m.railFor, Clock: s.cfg.Clock.Now, UsageGrace: s.cfg.UsageGrace, BaseURL: s.baseURL}
+	m.checkout = checkout.Env{DB: s.db, Rail: m.railFor, Clock: s.cfg.Clock.Now, UsageGrace: s.cfg.UsageGrace, BaseURL: s.baseURL,
+		Writers: checkout.NewWriters(s.db)}
 	return m
 }
 

@@ -41,6 +41,9 @@ type Env struct {
 	UsageGrace time.Duration
 	// BaseURL prefixes checkout links in the objects events carry.
 	BaseURL string
+	// Writers batches the common case's writes (NewWriters); nil pays
+	// everything on the locked path.
+	Writers *Writers
 }
 
 // Input is a POST /checkout/{id}/pay request: the payer's wallet and, for

@@ -40,7 +40,7 @@ func setup(t *testing.T) *fixture {
 		t.Fatal(err)
 	}
 	r := rail.NewTest(db)
-	env := Env{DB: db, Clock: time.Now, BaseURL: "http://pay.test",
+	env := Env{DB: db, Clock: time.Now, BaseURL: "http://pay.test", Writers: NewWriters(db),
 		Rail: func(mode tenant.Mode) (rail.Rail, bool) { return r, mode == tenant.Test }}
 	return &fixture{ctx: ctx, db: db, env: env, s: tenant.Scope{MerchantID: m.ID, Mode: tenant.Test}}
 }

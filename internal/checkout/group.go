@@ -80,13 +80,21 @@ func (g *group[I, R]) do(in I) R {
 	return c.out
 }
 
-// groupFor returns the group of db in groups, made with run on first use.
-// Env is a value the daemon builds, so a group lives beside it, keyed by
-// its pool (one per process, a few in tests).
-func groupFor[I, R any](groups *sync.Map, db *store.DB, run func(db *store.DB, calls []*call[I, R])) *group[I, R] {
-	if g, ok := groups.Load(db); ok {
-		return g.(*group[I, R])
+// Writers is what the checkouts of one pool share: the group commits of
+// invoice payments and plan checkouts, and the plan cache. The daemon makes
+// one with NewWriters and keeps it in its Env; an Env without one pays on
+// the locked path.
+type Writers struct {
+	pays        *group[payWrite, payResult]
+	activations *group[activationWrite, activationResult]
+	plans       *planCache
+}
+
+// NewWriters returns the Writers of db.
+func NewWriters(db *store.DB) *Writers {
+	return &Writers{
+		pays:        &group[payWrite, payResult]{run: func(calls []*call[payWrite, payResult]) { runPays(db, calls) }},
+		activations: &group[activationWrite, activationResult]{run: func(calls []*call[activationWrite, activationResult]) { runActivations(db, calls) }},
+		plans:       &planCache{plans: map[string]planTerms{}},
 	}
-	g, _ := groups.LoadOrStore(db, &group[I, R]{run: func(calls []*call[I, R]) { run(db, calls) }})
-	return g.(*group[I, R])
 }

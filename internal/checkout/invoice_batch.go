@@ -2,7 +2,6 @@ package checkout
 
 import (
 	"context"
-	"sync"
 
 	"github.com/lib/pq"
 
@@ -10,13 +9,6 @@ import (
 	"github.com/tollgatehq/tollgate/internal/payments"
 	"github.com/tollgatehq/tollgate/internal/store"
 )
-
-// payGroups holds the group commit of invoice payments of each pool.
-var payGroups sync.Map // *store.DB → *group[payWrite, payResult]
-
-func payGroup(db *store.DB) *group[payWrite, payResult] {
-	return groupFor(&payGroups, db, runPays)
-}
 
 // runPays writes a batch of payments: one alone with payInvoiceSQL; more
 // with payInvoiceBatchSQL, the same statement over arrays. A batch whose
@@ -32,7 +24,7 @@ func runPays(db *store.DB, calls []*call[payWrite, payResult]) {
 	}
 	for _, c := range calls {
 		if c.out.deliveries {
-			wakeDeliveries(ctx, db)
+			db.Notify(events.DeliveryChannel)
 			return
 		}
 	}

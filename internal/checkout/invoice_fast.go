@@ -80,11 +80,14 @@ const payInvoiceSQL = `WITH inv AS (
 // write in a group commit, see group); done=false leaves the payment to the
 // locked path, nothing written.
 func (e Env) payInvoiceFast(ctx context.Context, invoiceID string, in Input) (rail.Settlement, payments.Payment, invoices.Invoice, bool, error) {
+	if e.Writers == nil {
+		return rail.Settlement{}, payments.Payment{}, invoices.Invoice{}, false, nil
+	}
 	w, ok, err := e.preparePay(ctx, invoiceID, in)
 	if err != nil || !ok {
 		return w.st, payments.Payment{}, w.paid, err != nil, err
 	}
-	res := payGroup(e.DB).do(w)
+	res := e.Writers.pays.do(w)
 	if res.err != nil || !res.ok {
 		return w.st, payments.Payment{}, w.paid, res.err != nil, res.err
 	}
@@ -171,16 +174,4 @@ func writePay(ctx context.Context, db *store.DB, w payWrite) payResult {
 		return payResult{}
 	}
 	return payResult{pay: out[0].Payment, ok: true, deliveries: out[0].Deliveries > 0}
-}
-
-// wakeDeliveries wakes the webhook delivery job, here and in other
-// replicas, after a statement outside a transaction made deliveries: store
-// gives that wake-up to a committed transaction (Tx.Notify), so an empty one
-// asks for it (BEGIN and COMMIT, nothing to flush). Wake-ups are a
-// shortcut: the job also polls, so a failure here only delays a delivery.
-func wakeDeliveries(ctx context.Context, db *store.DB) {
-	_ = db.InTx(ctx, func(tx *store.Tx) error {
-		tx.Notify(events.DeliveryChannel)
-		return nil
-	})
 }

@@ -13,13 +13,6 @@ import (
 	"github.com/tollgatehq/tollgate/internal/subscriptions"
 )
 
-// activationGroups holds the group commit of plan checkouts of each pool.
-var activationGroups sync.Map // *store.DB → *group[activationWrite, activationResult]
-
-func activationGroup(db *store.DB) *group[activationWrite, activationResult] {
-	return groupFor(&activationGroups, db, runActivations)
-}
-
 // batchTimeout bounds a batch's statement: it runs for several requests,
 // so no one request's context cancels it.
 const batchTimeout = 30 * time.Second
@@ -43,7 +36,7 @@ func runActivations(db *store.DB, calls []*call[activationWrite, activationResul
 	}
 	for _, c := range calls {
 		if c.out.deliveries {
-			wakeDeliveries(ctx, db)
+			db.Notify(events.DeliveryChannel)
 			return
 		}
 	}
@@ -184,9 +177,6 @@ func nullJSON(b []byte) *string {
 	return &s
 }
 
-// planCaches holds each pool's planCache.
-var planCaches sync.Map // *store.DB → *planCache
-
 // planCache keeps the plans checked out (plans are create-only) with their
 // merchant's terms as last read, so a checkout of a known plan by a new
 // customer reads nothing: its write checks the terms and the customer
@@ -199,14 +189,6 @@ type planCache struct {
 
 // maxCachedPlans bounds the cache; past it, it starts again empty.
 const maxCachedPlans = 4096
-
-func planCacheOf(db *store.DB) *planCache {
-	if c, ok := planCaches.Load(db); ok {
-		return c.(*planCache)
-	}
-	c, _ := planCaches.LoadOrStore(db, &planCache{plans: map[string]planTerms{}})
-	return c.(*planCache)
-}
 
 func (c *planCache) get(planID string) (planTerms, bool) {
 	c.mu.Lock()

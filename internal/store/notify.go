@@ -63,6 +63,11 @@ func (db *DB) Subscribe(channel string, fn func()) (unsubscribe func()) {
 // another replica does (the job runner's listener calls it).
 func (db *DB) Wake(channel string) { db.hub.local(channel) }
 
+// Notify wakes channel's subscribers here and, by the coalesced NOTIFY, in
+// other replicas: for work committed by a single statement outside a Tx
+// (a Tx asks for it with Tx.Notify).
+func (db *DB) Notify(channel string) { db.hub.fire(channel) }
+
 // Origin identifies this pool's NOTIFYs: a listener skips notifications
 // whose payload is its own pool's origin, already delivered locally.
 func (db *DB) Origin() string { return db.hub.origin }
