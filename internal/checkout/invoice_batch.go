@@ -56,13 +56,7 @@ const payInvoiceBatchSQL = `WITH v AS (
 		INSERT INTO events (merchant_id, mode, id, type, data, occurred_at)
 		SELECT v.merchant_id, v.mode, v.event_id, v.event_type, v.data, v.at
 		FROM pay JOIN v ON v.payment_id = pay.id RETURNING merchant_id, mode, id, type
-	), d AS (
-		INSERT INTO webhook_deliveries (merchant_id, mode, id, event_id, endpoint_id)
-		SELECT w.merchant_id, w.mode, 'dlv_' || replace(gen_random_uuid()::text, '-', ''), ev.id, w.id
-		FROM ev JOIN webhook_endpoints w ON w.merchant_id = ev.merchant_id AND w.mode = ev.mode
-		WHERE w.enabled AND w.removed_at IS NULL AND (cardinality(w.event_types) = 0 OR ev.type = ANY (w.event_types))
-		RETURNING 1
-	)
+	), ` + events.DeliveriesCTE + `
 	SELECT pay.*, (SELECT count(*) FROM d) AS deliveries FROM pay`
 
 // writePays writes calls with payInvoiceBatchSQL and sets their outcomes;

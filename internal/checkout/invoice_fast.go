@@ -65,15 +65,8 @@ const payInvoiceSQL = `WITH inv AS (
 		RETURNING ` + payments.Columns + `
 	), ev AS (
 		INSERT INTO events (merchant_id, mode, id, type, data, occurred_at)
-		SELECT $1, $2, $11, $14, $12::jsonb, $9::timestamptz FROM pay RETURNING id, type
-	), d AS (
-		INSERT INTO webhook_deliveries (merchant_id, mode, id, event_id, endpoint_id)
-		SELECT w.merchant_id, w.mode, 'dlv_' || replace(gen_random_uuid()::text, '-', ''), ev.id, w.id
-		FROM webhook_endpoints w, ev
-		WHERE w.merchant_id = $1 AND w.mode = $2 AND w.enabled AND w.removed_at IS NULL
-			AND (cardinality(w.event_types) = 0 OR ev.type = ANY (w.event_types))
-		RETURNING 1
-	)
+		SELECT $1, $2, $11, $14, $12::jsonb, $9::timestamptz FROM pay RETURNING merchant_id, mode, id, type
+	), ` + events.DeliveriesCTE + `
 	SELECT pay.*, (SELECT count(*) FROM d) AS deliveries FROM pay`
 
 // payInvoiceFast pays an open invoice in two statements when it can (the

@@ -105,13 +105,7 @@ const subscribeBatchSQL = `WITH v AS (
 		INSERT INTO events (merchant_id, mode, id, type, data, occurred_at)
 		SELECT v.merchant_id, v.mode, v.event_id, v.event_type, v.data, v.at
 		FROM sub JOIN v ON v.merchant_id = sub.merchant_id AND v.id = sub.id RETURNING merchant_id, mode, id, type
-	), d AS (
-		INSERT INTO webhook_deliveries (merchant_id, mode, id, event_id, endpoint_id)
-		SELECT w.merchant_id, w.mode, 'dlv_' || replace(gen_random_uuid()::text, '-', ''), ev.id, w.id
-		FROM ev JOIN webhook_endpoints w ON w.merchant_id = ev.merchant_id AND w.mode = ev.mode
-		WHERE w.enabled AND w.removed_at IS NULL AND (cardinality(w.event_types) = 0 OR ev.type = ANY (w.event_types))
-		RETURNING 1
-	)
+	), ` + events.DeliveriesCTE + `
 	SELECT sub.*, (SELECT count(*) FROM d) AS deliveries FROM sub`
 
 // writeActivations writes calls with subscribeBatchSQL and sets their

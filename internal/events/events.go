@@ -50,6 +50,18 @@ func (e Event) Position() page.Cursor { return page.Cursor{At: e.CreatedAt, Seq:
 // delivery job: a transaction that created deliveries asks for it.
 const DeliveryChannel = "tollgate_webhook_deliveries"
 
+// DeliveriesCTE is the outbox rule as a WITH item named d: one pending
+// delivery per enabled, subscribed endpoint for each row of a preceding WITH
+// item ev (merchant_id, mode, id, type). Emit, EmitMany and the statements
+// that write their event themselves (checkout's) share it.
+const DeliveriesCTE = `d AS (
+		INSERT INTO webhook_deliveries (merchant_id, mode, id, event_id, endpoint_id)
+		SELECT w.merchant_id, w.mode, 'dlv_' || replace(gen_random_uuid()::text, '-', ''), ev.id, w.id
+		FROM ev JOIN webhook_endpoints w ON w.merchant_id = ev.merchant_id AND w.mode = ev.mode
+		WHERE w.enabled AND w.removed_at IS NULL AND (cardinality(w.event_types) = 0 OR ev.type = ANY (w.event_types))
+		RETURNING 1
+	)`
+
 // Emit records an event of type typ that happened at `at` (the merchant's
 // clock) about data, the object's wire form, in tx: the transaction that
 // made the change. In the same statement it creates one pending webhook
@@ -67,14 +79,7 @@ func Emit(ctx context.Context, tx *store.Tx, s tenant.Scope, typ string, at time
 	}
 	err = tx.GetContext(ctx, &row, `WITH ev AS (
 			INSERT INTO events (merchant_id, mode, id, type, data, occurred_at) VALUES ($1, $2, $3, $4, $5, $6) RETURNING `+columns+`
-		), d AS (
-			INSERT INTO webhook_deliveries (merchant_id, mode, id, event_id, endpoint_id)
-			SELECT w.merchant_id, w.mode, 'dlv_' || replace(gen_random_uuid()::text, '-', ''), ev.id, w.id
-			FROM webhook_endpoints w, ev
-			WHERE w.merchant_id = $1 AND w.mode = $2 AND w.enabled AND w.removed_at IS NULL
-				AND (cardinality(w.event_types) = 0 OR ev.type = ANY (w.event_types))
-			RETURNING 1
-		)
+		), `+DeliveriesCTE+`
 		SELECT ev.*, (SELECT count(*) FROM d) AS deliveries FROM ev`,
 		s.MerchantID, s.Mode, id.New("evt"), typ, string(body), at)
 	if err != nil {
@@ -119,13 +124,7 @@ func EmitMany(ctx context.Context, tx *store.Tx, evs []Pending) error {
 			INSERT INTO events (merchant_id, mode, id, type, data, occurred_at)
 			SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::jsonb[], $6::timestamptz[])
 			RETURNING merchant_id, mode, id, type
-		), d AS (
-			INSERT INTO webhook_deliveries (merchant_id, mode, id, event_id, endpoint_id)
-			SELECT w.merchant_id, w.mode, 'dlv_' || replace(gen_random_uuid()::text, '-', ''), ev.id, w.id
-			FROM ev JOIN webhook_endpoints w ON w.merchant_id = ev.merchant_id AND w.mode = ev.mode
-			WHERE w.enabled AND w.removed_at IS NULL AND (cardinality(w.event_types) = 0 OR ev.type = ANY (w.event_types))
-			RETURNING 1
-		)
+		), `+DeliveriesCTE+`
 		SELECT count(*) FROM d`,
 		pq.StringArray(merchants), pq.StringArray(modes), pq.StringArray(ids), pq.StringArray(types), pq.StringArray(datas), pq.StringArray(ats))
 	if err != nil {
