@@ -177,7 +177,7 @@ func (t *Test) settleScope(ctx context.Context, tx *store.Tx, s tenant.Scope, re
 	}
 	var rows []settlementRow
 	// Settled before: by key, or an invoice already paid (whoever asks).
-	if err := tx.SelectContext(ctx, &rows, `SELECT `+settlementColumns+` FROM rail_settlements
+	if err := tx.SelectContext(ctx, &rows, store.CustomPlan+`SELECT `+settlementColumns+` FROM rail_settlements
 		WHERE merchant_id = $1 AND mode = $2 AND (key = ANY ($3) OR (nonce = ANY ($4) AND kind = 'pay' AND status = 'succeeded'))`,
 		s.MerchantID, s.Mode, pq.StringArray(keys), pq.StringArray(nonces)); err != nil {
 		return false, store.Translate(err)
@@ -195,7 +195,7 @@ func (t *Test) settleScope(ctx context.Context, tx *store.Tx, s tenant.Scope, re
 		Nonce string `db:"nonce"`
 		N     int    `db:"n"`
 	}
-	if err := tx.SelectContext(ctx, &counts, `SELECT nonce, count(*) AS n FROM rail_settlements
+	if err := tx.SelectContext(ctx, &counts, store.CustomPlan+`SELECT nonce, count(*) AS n FROM rail_settlements
 		WHERE merchant_id = $1 AND mode = $2 AND nonce = ANY ($3) AND kind IN ('activate', 'charge') GROUP BY nonce`,
 		s.MerchantID, s.Mode, pq.StringArray(nonces)); err != nil {
 		return false, store.Translate(err)

@@ -169,3 +169,26 @@ func TestStatementCacheEvicts(t *testing.T) {
 		t.Fatalf("%d statements prepared on the connection", n)
 	}
 }
+
+// A query starting with CustomPlan runs unprepared, on the pool and in a
+// transaction: PostgreSQL plans it for its arguments each time.
+func TestCustomPlanRunsUnprepared(t *testing.T) {
+	t.Parallel()
+	db := open(t)
+	db.SetMaxOpenConns(1)
+	ctx := context.Background()
+	q := store.CustomPlan + `SELECT $1::int * 2`
+	for i := range 3 {
+		var v int
+		if err := db.GetContext(ctx, &v, q, i); err != nil || v != 2*i {
+			t.Fatalf("%d %v", v, err)
+		}
+		err := db.InTx(ctx, func(tx *store.Tx) error { return tx.GetContext(ctx, &v, q, i) })
+		if err != nil || v != 2*i {
+			t.Fatalf("in a transaction: %d %v", v, err)
+		}
+	}
+	if n := preparedCount(t, ctx, db, q); n != 0 {
+		t.Fatalf("%d prepared statements of %q", n, q)
+	}
+}
