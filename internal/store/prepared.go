@@ -73,11 +73,16 @@ func (c *stmtCache) acquire(query string) *cached {
 	return e
 }
 
+// release marks e no longer in use by one call. Statements are closed only
+// after the cache's lock is let go: closing one takes each pool
+// connection's lock, and a connection busy with a statement of the cache
+// may be waiting for the cache's lock (a deadlock seen under load).
 func (c *stmtCache) release(e *cached) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	e.users--
-	if e.evicted && e.users == 0 && e.st != nil {
+	closing := e.evicted && e.users == 0 && e.st != nil
+	c.mu.Unlock()
+	if closing {
 		e.st.Close()
 	}
 }
@@ -85,11 +90,17 @@ func (c *stmtCache) release(e *cached) {
 // add caches st (nil: not preparable) for query and returns its entry in
 // use, or the entry another goroutine added first.
 func (c *stmtCache) add(query string, st *sqlx.Stmt) *cached {
+	var closing []*sqlx.Stmt // closed once the lock is let go (see release)
+	defer func() {
+		for _, s := range closing {
+			s.Close()
+		}
+	}()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if el, ok := c.entries[query]; ok {
 		if st != nil {
-			st.Close()
+			closing = append(closing, st)
 		}
 		e := el.Value.(*cached)
 		e.users++
@@ -100,7 +111,7 @@ func (c *stmtCache) add(query string, st *sqlx.Stmt) *cached {
 		delete(c.entries, old.query)
 		old.evicted = true
 		if old.users == 0 && old.st != nil {
-			old.st.Close()
+			closing = append(closing, old.st)
 		}
 	}
 	e := &cached{query: query, st: st, users: 1}
