@@ -94,6 +94,33 @@ func TestLiveInvoiceGasless(t *testing.T) {
 	}
 }
 
+// TestLivePageBetweenConfirmationAndRecording: a payment the rail has
+// seen succeed but the worker has not yet recorded on the invoice leaves
+// the page reloading itself (it found a dead "open" page with the pay
+// button in that window, and the payer saw no receipt until reloading by
+// hand).
+func TestLivePageBetweenConfirmationAndRecording(t *testing.T) {
+	t.Parallel()
+	e := newLiveEnv(t, 1)
+	inv, err := e.api.CreateInvoice(e.ctx, client.InvoiceParams{Amount: "1000000", Description: "In between"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, out := e.authorize(inv.ID, e.invoiceAuthorization(e.payer, inv.ID)); code != 202 {
+		t.Fatalf("authorization: %d %v", code, out)
+	}
+	// The worker's finish without its record: the state a page load can
+	// land in between the two transactions.
+	if _, err := e.bundle.db.ExecContext(e.ctx, `UPDATE chain_settlements SET status = 'succeeded', settled_at = now()
+		WHERE nonce = $1`, inv.ID); err != nil {
+		t.Fatal(err)
+	}
+	st, _, page := e.raw("GET", "/checkout/"+inv.ID, "", "")
+	if st != 200 || !contains(page, `data-status="open"`) || !contains(page, `id="live-pending"`) || contains(page, `id="live-pay"`) {
+		t.Fatalf("page between confirmation and recording: %d\n%s", st, page)
+	}
+}
+
 // TestLiveInsufficientFunds: caught in preflight, no gas spent, nothing
 // stored; the payer can try again once funded.
 func TestLiveInsufficientFunds(t *testing.T) {

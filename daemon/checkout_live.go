@@ -70,11 +70,21 @@ func (s *Server) liveSection(r *http.Request, id string, v *checkoutView) error 
 		ChainID: s.onchain.ChainID(), Confirmations: s.onchain.Confirmations(), Script: s.checkout.liveScript}
 	switch {
 	case strings.HasPrefix(id, "inv_"):
+		// The page shows the invoice as the view read it; a payment that
+		// lands between that read and these must still leave the page
+		// reloading itself into its receipt, never a dead "open" page.
+		if v.Status != invoices.StatusOpen {
+			return nil
+		}
 		inv, ok, err := invoices.Get(ctx, s.db, id)
-		if err != nil || !ok || inv.Status != invoices.StatusOpen {
+		if err != nil || !ok {
 			return err
 		}
 		lv.Kind = "invoice"
+		if inv.Status != invoices.StatusOpen {
+			lv.Pending = true
+			break
+		}
 		st, ok, err := s.onchain.LatestPayment(ctx, inv.Scope(), inv.ID)
 		if err != nil {
 			return err
@@ -104,7 +114,9 @@ func (s *Server) liveSection(r *http.Request, id string, v *checkoutView) error 
 // showAttempt shows a pending attempt, or why the last one failed.
 func (s *Server) showAttempt(lv *liveView, st rail.Settlement) {
 	switch st.Status {
-	case rail.Pending:
+	case rail.Pending, rail.Succeeded:
+		// Succeeded but not yet recorded on the invoice: the receipt is
+		// moments away, so the page keeps reloading until it shows.
 		lv.Pending, lv.TxHash = true, st.TxHash
 	case rail.Failed:
 		lv.Failure = st.Reason
