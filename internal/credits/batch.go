@@ -3,6 +3,7 @@ package credits
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -32,9 +33,12 @@ import (
 type Batcher struct {
 	db *store.DB
 	// committers bounds the batches in flight, each holding a pool
-	// connection. Several overlap one batch's commit with the next's
-	// statements, and keep the share of the CPU that the database gives
-	// credit writes from shrinking to one backend's on a busy machine.
+	// connection: one per CPU, at least two. Two overlap one batch's
+	// commit with the next's statements and keep the share of the CPU that
+	// the database gives credit writes from shrinking to one backend's on
+	// a busy machine; more than the CPUs only split the queue into smaller
+	// batches (on 2 cores, BenchmarkCreditDebitsHTTP1000Accounts: 2,040
+	// debits/s with 4 committers, in batches of 2.6 calls; 2,450/s with 2).
 	committers int
 	maxBatch   int
 	// timeout bounds a batch, which runs detached from its callers'
@@ -68,7 +72,7 @@ type Batcher struct {
 
 // NewBatcher returns a Batcher over db. Close it before closing db.
 func NewBatcher(db *store.DB) *Batcher {
-	return &Batcher{db: db, committers: 4, maxBatch: 128, timeout: 30 * time.Second, inFlight: map[string]bool{}, busy: map[string]int{}}
+	return &Batcher{db: db, committers: max(2, runtime.GOMAXPROCS(0)), maxBatch: 128, timeout: 30 * time.Second, inFlight: map[string]bool{}, busy: map[string]int{}}
 }
 
 // item is one queued call: a grant or a debit, validated.

@@ -44,15 +44,7 @@ func (bt *batchTx) read(ctx context.Context) error {
 		Seq        int64       `db:"seq"`
 		operation
 	}
-	err := bt.tx.SelectContext(ctx, &rows, `SELECT 'grant' AS row, g.* FROM unnest($1::text[], $2::text[], $3::text[]) AS r (merchant_id, mode, account_id)
-		CROSS JOIN LATERAL (SELECT merchant_id, mode, seq, grant_id AS id, account_id, '' AS customer_id, '' AS kind, remaining AS amount,
-				0 AS covered, 0 AS balance, NULL AS entry_id, '' AS reason, false AS allow_negative, expires_at, NULL AS idempotency_key
-			FROM credit_grant_balances g WHERE g.merchant_id = r.merchant_id AND g.account_id = r.account_id AND g.remaining > 0 OFFSET 0) g
-		UNION ALL
-		SELECT 'operation', o.* FROM unnest($4::text[], $5::text[], $6::text[]) AS r (merchant_id, mode, idempotency_key)
-		CROSS JOIN LATERAL (SELECT merchant_id, mode, seq, `+operationColumns+` FROM credit_operations o
-			WHERE o.merchant_id = r.merchant_id AND o.mode = r.mode AND o.idempotency_key = r.idempotency_key
-				AND o.idempotency_key IS NOT NULL OFFSET 0) o`, accts.args(keys.args()...)...)
+	err := bt.tx.SelectContext(ctx, &rows, readSQL, accts.args(keys.args()...)...)
 	if err != nil {
 		return store.Translate(err)
 	}
@@ -231,3 +223,15 @@ func (l *ledger) restore(m ledgerMark) {
 	}
 	l.newGrant = nil
 }
+
+// readSQL reads the live grant remainders of the locked accounts and the
+// stored operations of the items' idempotency keys.
+const readSQL = `SELECT 'grant' AS row, g.* FROM unnest($1::text[], $2::text[], $3::text[]) AS r (merchant_id, mode, account_id)
+		CROSS JOIN LATERAL (SELECT merchant_id, mode, seq, grant_id AS id, account_id, '' AS customer_id, '' AS kind, remaining AS amount,
+				0 AS covered, 0 AS balance, NULL AS entry_id, '' AS reason, false AS allow_negative, expires_at, NULL AS idempotency_key
+			FROM credit_grant_balances g WHERE g.merchant_id = r.merchant_id AND g.account_id = r.account_id AND g.remaining > 0 OFFSET 0) g
+		UNION ALL
+		SELECT 'operation', o.* FROM unnest($4::text[], $5::text[], $6::text[]) AS r (merchant_id, mode, idempotency_key)
+		CROSS JOIN LATERAL (SELECT merchant_id, mode, seq, ` + operationColumns + ` FROM credit_operations o
+			WHERE o.merchant_id = r.merchant_id AND o.mode = r.mode AND o.idempotency_key = r.idempotency_key
+				AND o.idempotency_key IS NOT NULL OFFSET 0) o`

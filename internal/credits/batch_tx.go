@@ -141,20 +141,7 @@ func (bt *batchTx) lock(ctx context.Context) error {
 		account
 		Ext *string `db:"external_customer_id"`
 	}
-	err := bt.tx.SelectContext(ctx, &rows, `WITH want AS (
-			SELECT x.* FROM unnest($1::text[], $2::text[], $3::text[]) AS r (merchant_id, mode, customer_id)
-			CROSS JOIN LATERAL (SELECT a.merchant_id, a.id, c.external_customer_id FROM credit_accounts a
-				JOIN customers c ON c.merchant_id = a.merchant_id AND c.id = a.customer_id
-				WHERE a.merchant_id = r.merchant_id AND a.mode = r.mode AND a.customer_id = r.customer_id OFFSET 0) x
-			UNION
-			SELECT x.* FROM unnest($4::text[], $5::text[], $6::text[]) AS r (merchant_id, mode, ext)
-			CROSS JOIN LATERAL (SELECT a.merchant_id, a.id, c.external_customer_id FROM customers c
-				JOIN credit_accounts a ON a.merchant_id = c.merchant_id AND a.mode = c.mode AND a.customer_id = c.id
-				WHERE c.merchant_id = r.merchant_id AND c.mode = r.mode AND c.external_customer_id = r.ext OFFSET 0) x
-		)
-		SELECT a.*, w.external_customer_id FROM (SELECT * FROM want ORDER BY merchant_id, id) w
-		CROSS JOIN LATERAL (SELECT `+accountColumns+` FROM credit_accounts a
-			WHERE a.merchant_id = w.merchant_id AND a.id = w.id FOR UPDATE) a`, byID.args(byExt.args()...)...)
+	err := bt.tx.SelectContext(ctx, &rows, lockSQL, byID.args(byExt.args()...)...)
 	if err != nil {
 		return store.Translate(err)
 	}
@@ -372,3 +359,20 @@ func (t tuples) args(more ...any) []any {
 	}
 	return append(out, more...)
 }
+
+// lockSQL finds and locks the accounts of a batch (see lock).
+const lockSQL = `WITH want AS (
+			SELECT x.* FROM unnest($1::text[], $2::text[], $3::text[]) AS r (merchant_id, mode, customer_id)
+			CROSS JOIN LATERAL (SELECT a.merchant_id, a.mode, a.id, a.customer_id, c.external_customer_id FROM credit_accounts a
+				JOIN customers c ON c.merchant_id = a.merchant_id AND c.id = a.customer_id
+				WHERE a.merchant_id = r.merchant_id AND a.mode = r.mode AND a.customer_id = r.customer_id OFFSET 0) x
+			UNION
+			SELECT x.* FROM unnest($4::text[], $5::text[], $6::text[]) AS r (merchant_id, mode, ext)
+			CROSS JOIN LATERAL (SELECT c.merchant_id, c.mode, c.id, c.external_customer_id FROM customers c
+				WHERE c.merchant_id = r.merchant_id AND c.mode = r.mode AND c.external_customer_id = r.ext OFFSET 0) c
+			CROSS JOIN LATERAL (SELECT a.merchant_id, a.mode, a.id, a.customer_id, c.external_customer_id FROM credit_accounts a
+				WHERE a.merchant_id = c.merchant_id AND a.mode = c.mode AND a.customer_id = c.id OFFSET 0) x
+		)
+		SELECT a.*, w.external_customer_id FROM (SELECT * FROM want ORDER BY merchant_id, id) w
+		CROSS JOIN LATERAL (SELECT ` + accountColumns + ` FROM credit_accounts a
+			WHERE a.merchant_id = w.merchant_id AND a.mode = w.mode AND a.customer_id = w.customer_id FOR UPDATE) a`

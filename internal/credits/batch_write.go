@@ -28,8 +28,9 @@ type writes struct {
 	// changed grant remainders
 	ubM, ubGrant []string
 	ubRemaining  []int64
-	// account projections
-	acM, acID                                []string
+	// account projections, by customer (the account's unique key that
+	// no other index of the table shares a prefix with)
+	acM, acMode, acCus                       []string
 	acBalance, acGranted, acConsumed, acDebt []int64
 }
 
@@ -81,14 +82,22 @@ func (w *writes) ledger(l *ledger, fresh map[string]bool) {
 		}
 	}
 	a := l.acct
-	w.acM, w.acID = append(w.acM, a.MerchantID), append(w.acID, a.ID)
+	w.acM, w.acMode, w.acCus = append(w.acM, a.MerchantID), append(w.acMode, string(a.Mode)), append(w.acCus, a.CustomerID)
 	w.acBalance, w.acGranted = append(w.acBalance, int64(a.Balance)), append(w.acGranted, int64(a.Granted))
 	w.acConsumed, w.acDebt = append(w.acConsumed, int64(a.Consumed)), append(w.acDebt, int64(a.Debt))
 }
 
-// write stores everything in one statement. An operation whose idempotency
-// key a concurrent transaction took meanwhile is not inserted: the batch
-// then fails with errConcurrent (and its transaction rolls back).
+// write stores everything in one statement. The rows to update are found
+// by LATERAL index probes and updated by their ctid: a generic plan made
+// while the tables had no statistics hash-joined the arrays against a
+// sequential scan of every grant remainder (3.6 ms a batch at 23,000
+// remainders), or probed accounts through another index led by
+// merchant_id. A ctid is stable here: every account is locked by this
+// transaction, and no remainder changes without its account's lock.
+//
+// An operation whose idempotency key a concurrent transaction took
+// meanwhile is not inserted: the batch then fails with errConcurrent (and
+// its transaction rolls back).
 func (w *writes) write(ctx context.Context, tx *store.Tx) error {
 	if len(w.enID) == 0 && len(w.opID) == 0 {
 		return nil
@@ -96,7 +105,25 @@ func (w *writes) write(ctx context.Context, tx *store.Tx) error {
 	str, i64, nstr := func(v []string) any { return pq.StringArray(v) }, func(v []int64) any { return pq.Int64Array(v) },
 		func(v []*string) any { return pq.GenericArray{A: v} }
 	var n int
-	err := tx.GetContext(ctx, &n, `WITH op AS (
+	err := tx.GetContext(ctx, &n, writeSQL,
+		str(w.opM), str(w.opMode), str(w.opID), str(w.opAcct), str(w.opCus), str(w.opKind), i64(w.opAmount), i64(w.opCovered), i64(w.opBalance),
+		nstr(w.opEntry), str(w.opReason), pq.BoolArray(w.opNeg), nstr(w.opExpires), nstr(w.opKey), str(w.opAt),
+		str(w.enM), str(w.enMode), str(w.enID), str(w.enAcct), nstr(w.enOp), str(w.enKind), i64(w.enAmount), nstr(w.enGrant),
+		nstr(w.enExpires), i64(w.enSettled), str(w.enEffective), str(w.enAt),
+		str(w.nbGrant), i64(w.nbRemaining),
+		str(w.ubM), str(w.ubGrant), i64(w.ubRemaining),
+		str(w.acM), str(w.acMode), str(w.acCus), i64(w.acBalance), i64(w.acGranted), i64(w.acConsumed), i64(w.acDebt))
+	if err != nil {
+		return store.Translate(err)
+	}
+	if n != len(w.opID) {
+		return errConcurrent
+	}
+	return nil
+}
+
+// writeSQL is the batch's one write (see writes.write).
+const writeSQL = `WITH op AS (
 			INSERT INTO credit_operations (merchant_id, mode, id, account_id, customer_id, kind, amount, covered, balance,
 				entry_id, reason, allow_negative, expires_at, idempotency_key, created_at)
 			SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::numeric[], $8::numeric[], $9::numeric[],
@@ -115,27 +142,16 @@ func (w *writes) write(ctx context.Context, tx *store.Tx) error {
 			FROM ent JOIN unnest($28::text[], $29::numeric[]) AS v (grant_id, remaining) ON v.grant_id = ent.id
 		), upd AS (
 			UPDATE credit_grant_balances g SET remaining = v.remaining
-			FROM unnest($30::text[], $31::text[], $32::numeric[]) AS v (merchant_id, grant_id, remaining)
-			WHERE g.merchant_id = v.merchant_id AND g.grant_id = v.grant_id
+			FROM (SELECT x.row, v.remaining FROM unnest($30::text[], $31::text[], $32::numeric[]) AS v (merchant_id, grant_id, remaining)
+				CROSS JOIN LATERAL (SELECT b.ctid AS row FROM credit_grant_balances b
+					WHERE b.merchant_id = v.merchant_id AND b.grant_id = v.grant_id OFFSET 0) x) v
+			WHERE g.ctid = v.row
 		), acc AS (
 			UPDATE credit_accounts a SET balance = v.balance, granted = v.granted, consumed = v.consumed, debt = v.debt
-			FROM unnest($33::text[], $34::text[], $35::numeric[], $36::numeric[], $37::numeric[], $38::numeric[])
-				AS v (merchant_id, id, balance, granted, consumed, debt)
-			WHERE a.merchant_id = v.merchant_id AND a.id = v.id
+			FROM (SELECT x.row, v.* FROM unnest($33::text[], $34::text[], $35::text[], $36::numeric[], $37::numeric[], $38::numeric[], $39::numeric[])
+					AS v (merchant_id, mode, customer_id, balance, granted, consumed, debt)
+				CROSS JOIN LATERAL (SELECT c.ctid AS row FROM credit_accounts c
+					WHERE c.merchant_id = v.merchant_id AND c.mode = v.mode AND c.customer_id = v.customer_id OFFSET 0) x) v
+			WHERE a.ctid = v.row
 		)
-		SELECT count(*) FROM op`,
-		str(w.opM), str(w.opMode), str(w.opID), str(w.opAcct), str(w.opCus), str(w.opKind), i64(w.opAmount), i64(w.opCovered), i64(w.opBalance),
-		nstr(w.opEntry), str(w.opReason), pq.BoolArray(w.opNeg), nstr(w.opExpires), nstr(w.opKey), str(w.opAt),
-		str(w.enM), str(w.enMode), str(w.enID), str(w.enAcct), nstr(w.enOp), str(w.enKind), i64(w.enAmount), nstr(w.enGrant),
-		nstr(w.enExpires), i64(w.enSettled), str(w.enEffective), str(w.enAt),
-		str(w.nbGrant), i64(w.nbRemaining),
-		str(w.ubM), str(w.ubGrant), i64(w.ubRemaining),
-		str(w.acM), str(w.acID), i64(w.acBalance), i64(w.acGranted), i64(w.acConsumed), i64(w.acDebt))
-	if err != nil {
-		return store.Translate(err)
-	}
-	if n != len(w.opID) {
-		return errConcurrent
-	}
-	return nil
-}
+		SELECT count(*) FROM op`

@@ -77,9 +77,12 @@ func (l *ledger) write(ctx context.Context, q store.Querier, op *operation) (wri
 		}
 	}
 	if len(changed) > 0 {
+		// Probed and updated by ctid, as in the batch's write (see
+		// writes.write), so no plan scans the remainders.
 		fmt.Fprintf(&b, `, upd AS (UPDATE credit_grant_balances g SET remaining = v.remaining
-			FROM (VALUES %s) AS v (grant_id, remaining)
-			WHERE g.merchant_id = %s AND g.grant_id = v.grant_id AND EXISTS (SELECT 1 FROM op))`, strings.Join(changed, ", "), m)
+			FROM (SELECT x.row, v.remaining FROM (VALUES %s) AS v (grant_id, remaining)
+				CROSS JOIN LATERAL (SELECT b.ctid AS row FROM credit_grant_balances b WHERE b.merchant_id = %s AND b.grant_id = v.grant_id OFFSET 0) x) v
+			WHERE g.ctid = v.row AND EXISTS (SELECT 1 FROM op))`, strings.Join(changed, ", "), m)
 	}
 	if g := l.newGrant; g != nil {
 		// The grant entry's seq (from RETURNING: sibling statements cannot
@@ -88,9 +91,9 @@ func (l *ledger) write(ctx context.Context, q store.Querier, op *operation) (wri
 			SELECT %s, %s, id, %s, amount, %s, expires_at, seq FROM ent WHERE kind = 'grant')`, m, mode, acct, a.add(g.Remaining, "numeric"))
 	}
 	fmt.Fprintf(&b, `, acc AS (UPDATE credit_accounts SET balance = %s, granted = %s, consumed = %s, debt = %s
-			WHERE merchant_id = %s AND id = %s AND EXISTS (SELECT 1 FROM op))
+			WHERE merchant_id = %s AND mode = %s AND customer_id = %s AND EXISTS (SELECT 1 FROM op))
 		SELECT count(*) FROM op`, a.add(l.acct.Balance, "numeric"), a.add(l.acct.Granted, "numeric"),
-		a.add(l.acct.Consumed, "numeric"), a.add(l.acct.Debt, "numeric"), m, acct)
+		a.add(l.acct.Consumed, "numeric"), a.add(l.acct.Debt, "numeric"), m, mode, a.add(l.acct.CustomerID, "text"))
 	var n int
 	if err := q.GetContext(ctx, &n, b.String(), a...); err != nil {
 		return false, store.Translate(err)
