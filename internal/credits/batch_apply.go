@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"slices"
+	"time"
 
 	"github.com/tollgatehq/tollgate/internal/events"
 	"github.com/tollgatehq/tollgate/internal/id"
@@ -12,22 +13,23 @@ import (
 	"github.com/tollgatehq/tollgate/internal/tenant"
 )
 
-// read loads, in one statement, the grant remainders of every locked
-// account and the stored operations of the items' idempotency keys. It runs
-// after the lock, as a statement of its own, so it sees what the
-// transactions it waited for committed (and so a replay of a request for
-// the same account that committed meanwhile). Accounts the batch creates
-// have no grants yet.
+// read loads, in one statement, the first grant remainders (in drawing
+// order, up to the Batcher's readAhead) of every locked account and the
+// stored operations of the items' idempotency keys. It runs after the
+// lock, as a statement of its own, so it sees what the transactions it
+// waited for committed (and so a replay of a request for the same account
+// that committed meanwhile). Accounts the batch creates have no grants
+// yet. An account whose first remainders may not be enough for the
+// batch's debits, or whose expiries may reach past them, is read again
+// whole (see enough).
 //
 // Both kinds of row share operation's columns: a remainder is id
 // (grant_id), amount (remaining) and expires_at, with seq for the drawing
 // order.
 func (bt *batchTx) read(ctx context.Context) error {
 	accts, keys := newTuples(1), newTuples(1)
-	byID := make(map[[2]string]*ledger, len(bt.locked))
 	for _, l := range bt.locked {
 		accts.add(l.s, l.acct.ID)
-		byID[[2]string{l.acct.MerchantID, l.acct.ID}] = l
 	}
 	for _, it := range bt.items {
 		if k := it.idempotencyKey(); k != nil {
@@ -37,6 +39,30 @@ func (bt *batchTx) read(ctx context.Context) error {
 	if len(bt.locked) == 0 && len(keys[0]) == 0 {
 		return nil
 	}
+	ahead := bt.b.readAhead
+	if err := bt.readRows(ctx, bt.locked, accts.args(keys.args(ahead)...)); err != nil {
+		return err
+	}
+	var again []*ledger
+	for _, l := range bt.locked {
+		if len(l.buckets) >= ahead && !bt.enough(l) {
+			l.buckets = nil
+			again = append(again, l)
+		}
+	}
+	if len(again) == 0 {
+		return nil
+	}
+	accts = newTuples(1)
+	for _, l := range again {
+		accts.add(l.s, l.acct.ID)
+	}
+	return bt.readRows(ctx, again, accts.args(newTuples(1).args(nil)...))
+}
+
+// readRows runs readSQL with args and adds what it found to the ledgers
+// (of ls) and the replays.
+func (bt *batchTx) readRows(ctx context.Context, ls []*ledger, args []any) error {
 	var rows []struct {
 		Row        string      `db:"row"`
 		MerchantID string      `db:"merchant_id"`
@@ -44,9 +70,12 @@ func (bt *batchTx) read(ctx context.Context) error {
 		Seq        int64       `db:"seq"`
 		operation
 	}
-	err := bt.tx.SelectContext(ctx, &rows, readSQL, accts.args(keys.args()...)...)
-	if err != nil {
+	if err := bt.tx.SelectContext(ctx, &rows, readSQL, args...); err != nil {
 		return store.Translate(err)
+	}
+	byID := make(map[[2]string]*ledger, len(ls))
+	for _, l := range ls {
+		byID[[2]string{l.acct.MerchantID, l.acct.ID}] = l
 	}
 	seqs := map[*bucket]int64{}
 	for _, r := range rows {
@@ -59,7 +88,7 @@ func (bt *batchTx) read(ctx context.Context) error {
 		seqs[b] = r.Seq
 		l.buckets = append(l.buckets, b)
 	}
-	for _, l := range bt.locked {
+	for _, l := range ls {
 		// Drawing order: soonest expiry first, never-expiring last, then
 		// oldest.
 		slices.SortFunc(l.buckets, func(a, b *bucket) int {
@@ -77,6 +106,43 @@ func (bt *batchTx) read(ctx context.Context) error {
 		})
 	}
 	return nil
+}
+
+// enough reports whether the first remainders read of l's account serve
+// every item of the batch as all of them would: the last one read is not
+// due at any of its items' times (so every remainder due is among them,
+// since due ones come first), and what they hold beyond those due covers
+// all of its debits together (so no draw goes past them, whatever grants
+// the batch adds; a grant that sorts after them is put after them, which
+// only unread remainders could dispute).
+func (bt *batchTx) enough(l *ledger) bool {
+	var latest time.Time
+	var need money.Amount
+	for i, it := range bt.items {
+		if bt.targets[i].l != l {
+			continue
+		}
+		if it.now.After(latest) {
+			latest = it.now
+		}
+		if it.debit != nil {
+			var err error
+			if need, err = money.Add(need, it.debit.Amount); err != nil {
+				return false
+			}
+		}
+	}
+	last := l.buckets[len(l.buckets)-1]
+	if last.ExpiresAt != nil && !last.ExpiresAt.After(latest) {
+		return false
+	}
+	var have money.Amount
+	for _, b := range l.buckets {
+		if b.ExpiresAt == nil || b.ExpiresAt.After(latest) {
+			have += b.Remaining // cannot overflow: each is part of the balance
+		}
+	}
+	return have >= need
 }
 
 func (it *item) idempotencyKey() *string {
@@ -224,12 +290,14 @@ func (l *ledger) restore(m ledgerMark) {
 	l.newGrant = nil
 }
 
-// readSQL reads the live grant remainders of the locked accounts and the
-// stored operations of the items' idempotency keys.
+// readSQL reads the first $7 live grant remainders (all with NULL) of
+// each account, in drawing order, and the stored operations of the
+// idempotency keys.
 const readSQL = `SELECT 'grant' AS row, g.* FROM unnest($1::text[], $2::text[], $3::text[]) AS r (merchant_id, mode, account_id)
 		CROSS JOIN LATERAL (SELECT merchant_id, mode, seq, grant_id AS id, account_id, '' AS customer_id, '' AS kind, remaining AS amount,
 				0 AS covered, 0 AS balance, NULL AS entry_id, '' AS reason, false AS allow_negative, expires_at, NULL AS idempotency_key
-			FROM credit_grant_balances g WHERE g.merchant_id = r.merchant_id AND g.account_id = r.account_id AND g.remaining > 0 OFFSET 0) g
+			FROM credit_grant_balances g WHERE g.merchant_id = r.merchant_id AND g.account_id = r.account_id AND g.remaining > 0
+			ORDER BY g.expires_at NULLS LAST, g.seq LIMIT $7::bigint) g
 		UNION ALL
 		SELECT 'operation', o.* FROM unnest($4::text[], $5::text[], $6::text[]) AS r (merchant_id, mode, idempotency_key)
 		CROSS JOIN LATERAL (SELECT merchant_id, mode, seq, ` + operationColumns + ` FROM credit_operations o

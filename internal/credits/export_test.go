@@ -36,3 +36,7 @@ func (b *Batcher) SetFault(f func(ctx context.Context, tx *store.Tx, step string
 
 // Fallbacks is the number of batches applied one by one so far.
 func (b *Batcher) Fallbacks() int64 { return b.fallbacks.Load() }
+
+// SetReadAhead sets how many grant remainders of each account a batch
+// reads before it decides whether to read them all.
+func (b *Batcher) SetReadAhead(n int) { b.readAhead = n }

@@ -1,0 +1,114 @@
+package credits_test
+
+import (
+	"fmt"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/tollgatehq/tollgate/internal/credits"
+	"github.com/tollgatehq/tollgate/internal/money"
+)
+
+// readAheadCalls funds u1 with ten small grants expiring a minute apart
+// and three that never expire, then returns a batch of calls: small debits
+// the first remainders cover, grants that sort among and after them, and
+// with late a debit at a time when several have expired and one larger
+// than all the first remainders together. With expired, the batch is one
+// grant made once several have expired (which expires them all, read
+// first or not).
+func readAheadCalls(f *fixture, late, expired bool) []call {
+	u1 := f.customer("u1")
+	for i := range 10 {
+		exp := t0.Add(time.Duration(i+1) * time.Minute)
+		f.mustGrant(u1, 10, &exp, t0)
+	}
+	for range 3 {
+		f.mustGrant(u1, 100, nil, t0)
+	}
+	g := func(amount int64, exp *time.Time) call {
+		return call{grant: &credits.GrantInput{Customer: ref(u1), Amount: money.Amount(amount), ExpiresAt: exp}, now: t0}
+	}
+	d := func(amount int64, at time.Time) call {
+		return call{debit: &credits.DebitInput{Customer: ref(u1), Amount: money.Amount(amount)}, now: at}
+	}
+	if expired {
+		c := g(5, nil)
+		c.now = t0.Add(3*time.Minute + 30*time.Second)
+		return []call{c}
+	}
+	calls := []call{
+		d(5, t0), d(7, t0),
+		g(4, ptr(t0.Add(90*time.Second))), // among the first remainders
+		d(6, t0),
+		g(9, nil), // after all of them
+		d(3, t0),
+	}
+	if late {
+		calls = append(calls, d(8, t0.Add(3*time.Minute+30*time.Second)), d(250, t0.Add(4*time.Minute)))
+	}
+	return calls
+}
+
+// A batch reads only the first remainders of an account when they serve
+// all its items, and the rest when they may not (expiries past them, or
+// debits beyond them): either way every call gets what Grant and Debit
+// one by one give, and the ledger ends the same.
+func TestBatchReadAheadMatchesOneByOne(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct{ late, expired bool }{{false, false}, {true, false}, {false, true}} {
+		for _, ahead := range []int{1, 2, 3, 8} {
+			t.Run(fmt.Sprintf("%+v/ahead=%d", c, ahead), func(t *testing.T) {
+				t.Parallel()
+				one, batched := setup(t), setup(t)
+				batched.b.SetReadAhead(ahead)
+				oneCalls, batchCalls := readAheadCalls(one, c.late, c.expired), readAheadCalls(batched, c.late, c.expired)
+				want := make([]result, len(oneCalls))
+				for i, c := range oneCalls {
+					g, d, err := one.do(c, false)
+					want[i] = one.comparable(g, d, err)
+				}
+				got := batched.runQueued(batchCalls)
+				for i := range want {
+					if !reflect.DeepEqual(got[i], want[i]) {
+						t.Errorf("call %d:\n got %+v\nwant %+v", i, got[i], want[i])
+					}
+				}
+				if n := batched.b.Fallbacks(); n != 0 {
+					t.Errorf("%d batches fell back", n)
+				}
+				end := t0.Add(5 * time.Minute)
+				a, b := one.balance(one.customer("u1"), end), batched.balance(batched.customer("u1"), end)
+				if a.Balance != b.Balance || a.Granted != b.Granted || a.Consumed != b.Consumed {
+					t.Errorf("balance %+v, one by one %+v", b, a)
+				}
+				if a, b := remainders(t, one), remainders(t, batched); !reflect.DeepEqual(a, b) {
+					t.Errorf("remainders %v, one by one %v", b, a)
+				}
+				checkInvariants(t, batched, end)
+			})
+		}
+	}
+}
+
+// remainders lists what is left of each of the fixture's grants, in
+// drawing order.
+func remainders(t *testing.T, f *fixture) []string {
+	t.Helper()
+	var rows []struct {
+		Remaining int64      `db:"remaining"`
+		ExpiresAt *time.Time `db:"expires_at"`
+	}
+	if err := f.db.Select(&rows, `SELECT remaining, expires_at FROM credit_grant_balances WHERE merchant_id = $1
+		ORDER BY expires_at NULLS LAST, seq`, f.s.MerchantID); err != nil {
+		t.Fatal(err)
+	}
+	out := make([]string, len(rows))
+	for i, r := range rows {
+		out[i] = fmt.Sprint(r.Remaining)
+		if r.ExpiresAt != nil {
+			out[i] += "@" + r.ExpiresAt.Sub(t0).String()
+		}
+	}
+	return out
+}
