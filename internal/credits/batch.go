@@ -42,9 +42,11 @@ type Batcher struct {
 	committers int
 	maxBatch   int
 	// readAhead is how many grant remainders of each account a batch reads
-	// at first (in drawing order): a debit usually draws on the first,
-	// while a funded account may hold dozens. An account they may not be
-	// enough for is read again whole.
+	// at first (in drawing order): a debit usually draws on the first, or
+	// crosses into the second, while a funded account may hold dozens. An
+	// account they may not be enough for is read again whole. (Shared
+	// harness: 42 rows a batch read with 8, 13 with 2; the read statement
+	// 0.35 -> 0.24 ms.)
 	readAhead int
 	// timeout bounds a batch, which runs detached from its callers'
 	// contexts: one caller hanging up must not roll back the others.
@@ -77,7 +79,7 @@ type Batcher struct {
 
 // NewBatcher returns a Batcher over db. Close it before closing db.
 func NewBatcher(db *store.DB) *Batcher {
-	return &Batcher{db: db, committers: max(2, runtime.GOMAXPROCS(0)), maxBatch: 128, readAhead: 8, timeout: 30 * time.Second, inFlight: map[string]bool{}, busy: map[string]int{}}
+	return &Batcher{db: db, committers: max(2, runtime.GOMAXPROCS(0)), maxBatch: 128, readAhead: 2, timeout: 30 * time.Second, inFlight: map[string]bool{}, busy: map[string]int{}}
 }
 
 // item is one queued call: a grant or a debit, validated.
