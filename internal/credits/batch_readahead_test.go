@@ -62,21 +62,7 @@ func TestBatchReadAheadMatchesOneByOne(t *testing.T) {
 				t.Parallel()
 				one, batched := setup(t), setup(t)
 				batched.b.SetReadAhead(ahead)
-				oneCalls, batchCalls := readAheadCalls(one, c.late, c.expired), readAheadCalls(batched, c.late, c.expired)
-				want := make([]result, len(oneCalls))
-				for i, c := range oneCalls {
-					g, d, err := one.do(c, false)
-					want[i] = one.comparable(g, d, err)
-				}
-				got := batched.runQueued(batchCalls)
-				for i := range want {
-					if !reflect.DeepEqual(got[i], want[i]) {
-						t.Errorf("call %d:\n got %+v\nwant %+v", i, got[i], want[i])
-					}
-				}
-				if n := batched.b.Fallbacks(); n != 0 {
-					t.Errorf("%d batches fell back", n)
-				}
+				matchOneByOne(t, one, batched, readAheadCalls(one, c.late, c.expired), readAheadCalls(batched, c.late, c.expired))
 				end := t0.Add(5 * time.Minute)
 				a, b := one.balance(one.customer("u1"), end), batched.balance(batched.customer("u1"), end)
 				if a.Balance != b.Balance || a.Granted != b.Granted || a.Consumed != b.Consumed {

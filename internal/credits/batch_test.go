@@ -164,7 +164,24 @@ func mixedCalls(f *fixture) []call {
 func TestBatchMatchesOneByOne(t *testing.T) {
 	t.Parallel()
 	one, batched := setup(t), setup(t)
-	oneCalls, batchCalls := mixedCalls(one), mixedCalls(batched)
+	got := matchOneByOne(t, one, batched, mixedCalls(one), mixedCalls(batched))
+	later := t0.Add(45 * time.Minute)
+	for _, ext := range []string{"u1", "newbie"} {
+		a, b := one.balance(one.customer(ext), later), batched.balance(batched.customer(ext), later)
+		if a.Balance != b.Balance || a.Granted != b.Granted || a.Consumed != b.Consumed {
+			t.Errorf("%s: balance %+v, one by one %+v", ext, b, a)
+		}
+	}
+	checkInvariants(t, batched, later)
+	checkEvents(t, batched, got)
+}
+
+// matchOneByOne makes oneCalls one by one on one and batchCalls as one
+// batch on batched (the same calls, on two databases), checks that each
+// batched call got what its one-by-one twin got and that no batch fell
+// back, and returns the batched results.
+func matchOneByOne(t *testing.T, one, batched *fixture, oneCalls, batchCalls []call) []result {
+	t.Helper()
 	want := make([]result, len(oneCalls))
 	for i, c := range oneCalls {
 		g, d, err := one.do(c, false)
@@ -179,15 +196,7 @@ func TestBatchMatchesOneByOne(t *testing.T) {
 	if n := batched.b.Fallbacks(); n != 0 {
 		t.Errorf("%d batches fell back", n)
 	}
-	later := t0.Add(45 * time.Minute)
-	for _, ext := range []string{"u1", "newbie"} {
-		a, b := one.balance(one.customer(ext), later), batched.balance(batched.customer(ext), later)
-		if a.Balance != b.Balance || a.Granted != b.Granted || a.Consumed != b.Consumed {
-			t.Errorf("%s: balance %+v, one by one %+v", ext, b, a)
-		}
-	}
-	checkInvariants(t, batched, later)
-	checkEvents(t, batched, got)
+	return got
 }
 
 // checkEvents: one event per applied grant or debit, whose data is the
