@@ -21,8 +21,12 @@ const (
 	jobEventRetention = "event-retention"
 	jobOAuthPruning   = "oauth-pruning"
 	jobBilling        = "subscription-billing"
+	jobStatistics     = "table-statistics"
 	// pruneBatch bounds the events one retention step deletes.
 	pruneBatch = 1000
+	// freshChanges is how many rows a never-analysed table takes before
+	// the statistics job analyses it.
+	freshChanges = 500
 )
 
 // maintenanceJobs are the daemon's periodic jobs.
@@ -52,6 +56,18 @@ func maintenanceJobs(cfg Config, db *store.DB) []jobs.Job {
 			Run: func(ctx context.Context, now time.Time) (bool, error) {
 				n, err := events.Prune(ctx, db, cfg.EventRetention, pruneBatch, now)
 				return n == pruneBatch, err
+			},
+		},
+		{
+			// A new install's tables get statistics seconds after their
+			// first rows instead of at autovacuum's first pass, a minute
+			// or more later: until then key lookups may walk a merchant's
+			// rows (store.AnalyzeFresh). Once every table has them, a run
+			// is one read of pg_stat_user_tables.
+			Name: jobStatistics, Periodic: true, Every: 5 * time.Second, First: 5 * time.Second,
+			Run: func(ctx context.Context, _ time.Time) (bool, error) {
+				_, err := store.AnalyzeFresh(ctx, db, freshChanges)
+				return false, err
 			},
 		},
 		{

@@ -63,3 +63,27 @@ func TestTwoDaemonsRunEachDueJobOnce(t *testing.T) {
 		t.Fatalf("%d expiry entries for %d grants", n, grants)
 	}
 }
+
+// A running daemon analyses a table that was written before it ever had
+// statistics, without waiting for autovacuum (kept off the table here so
+// that only the daemon can).
+func TestDaemonAnalyzesFreshTables(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	m := b.merchant("acme")
+	if _, err := b.db.Exec(`ALTER TABLE customers SET (autovacuum_enabled = false)`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.db.Exec(`INSERT INTO customers (merchant_id, mode, id, external_customer_id)
+		SELECT $1, 'test', 'cus_fresh' || i, 'fresh' || i FROM generate_series(1, 600) i`, m); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 60*time.Second, "customers analysed by the daemon", func() bool {
+		var done bool
+		if err := b.db.Get(&done, `SELECT last_analyze IS NOT NULL FROM pg_stat_user_tables
+			WHERE schemaname = current_schema() AND relname = 'customers'`); err != nil {
+			t.Fatal(err)
+		}
+		return done
+	})
+}
