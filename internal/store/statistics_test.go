@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tollgatehq/tollgate/internal/store"
+	"github.com/tollgatehq/tollgate/internal/testdb"
 )
 
 // A table written before it has statistics has its key lookups planned on
@@ -34,29 +35,7 @@ func TestAnalyzeFreshPlansKeyLookups(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer conn.Close()
-		var lines []string
-		for _, q := range []string{`SET plan_cache_mode = force_generic_plan`,
-			`PREPARE get(text, text, text) AS SELECT * FROM things WHERE merchant_id = $1 AND mode = $2 AND id = $3`} {
-			if _, err := conn.ExecContext(ctx, q); err != nil {
-				t.Fatal(err)
-			}
-		}
-		rows, err := conn.QueryContext(ctx, `EXPLAIN EXECUTE get('mch_1', 'test', 'thg_7')`)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var l string
-			if err := rows.Scan(&l); err != nil {
-				t.Fatal(err)
-			}
-			lines = append(lines, l)
-		}
-		if _, err := conn.ExecContext(ctx, `DEALLOCATE get; RESET plan_cache_mode`); err != nil {
-			t.Fatal(err)
-		}
-		return strings.Join(lines, "\n")
+		return strings.Join(testdb.GenericPlan(t, conn, "get", `SELECT * FROM things WHERE merchant_id = $1 AND mode = $2 AND id = $3`), "\n")
 	}
 	if p := plan(); !strings.Contains(p, "things_list") {
 		t.Fatalf("without statistics the lookup was expected on things_list (the tie this guards against):\n%s", p)

@@ -2,6 +2,7 @@ package testdb
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"regexp"
 	"strings"
@@ -34,35 +35,9 @@ func AssertProbes(t *testing.T, stmts map[string]string) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	if _, err := conn.ExecContext(ctx, `SET plan_cache_mode = force_generic_plan`); err != nil {
-		t.Fatal(err)
-	}
 	for name, sql := range stmts {
 		t.Run(name, func(t *testing.T) {
-			if _, err := conn.ExecContext(ctx, `PREPARE `+name+` AS `+sql); err != nil {
-				t.Fatal(err)
-			}
-			var n int
-			if err := conn.QueryRowContext(ctx, `SELECT cardinality(parameter_types) FROM pg_prepared_statements WHERE name = $1`, name).Scan(&n); err != nil {
-				t.Fatal(err)
-			}
-			// EXPLAIN only plans: nothing is locked or written.
-			rows, err := conn.QueryContext(ctx, fmt.Sprintf(`EXPLAIN EXECUTE %s(%s)`, name, strings.TrimSuffix(strings.Repeat("NULL, ", n), ", ")))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer rows.Close()
-			var plan []string
-			for rows.Next() {
-				var line string
-				if err := rows.Scan(&line); err != nil {
-					t.Fatal(err)
-				}
-				plan = append(plan, line)
-			}
-			if err := rows.Err(); err != nil {
-				t.Fatal(err)
-			}
+			plan := GenericPlan(t, conn, name, sql)
 			text := strings.Join(plan, "\n")
 			for _, line := range plan {
 				l := strings.TrimSpace(line)
@@ -75,4 +50,43 @@ func AssertProbes(t *testing.T, stmts map[string]string) {
 			}
 		})
 	}
+}
+
+// GenericPlan returns the lines of the generic plan PostgreSQL makes for
+// query (prepared as name on conn) as the tables stand now. EXPLAIN only
+// plans: nothing is locked or written.
+func GenericPlan(t *testing.T, conn *sql.Conn, name, query string) []string {
+	t.Helper()
+	ctx := context.Background()
+	for _, q := range []string{`SET plan_cache_mode = force_generic_plan`, `PREPARE ` + name + ` AS ` + query} {
+		if _, err := conn.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	defer func() {
+		if _, err := conn.ExecContext(ctx, `DEALLOCATE `+name+`; RESET plan_cache_mode`); err != nil {
+			t.Fatal(err)
+		}
+	}()
+	var n int
+	if err := conn.QueryRowContext(ctx, `SELECT cardinality(parameter_types) FROM pg_prepared_statements WHERE name = $1`, name).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := conn.QueryContext(ctx, fmt.Sprintf(`EXPLAIN EXECUTE %s(%s)`, name, strings.TrimSuffix(strings.Repeat("NULL, ", n), ", ")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var plan []string
+	for rows.Next() {
+		var line string
+		if err := rows.Scan(&line); err != nil {
+			t.Fatal(err)
+		}
+		plan = append(plan, line)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return plan
 }
