@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tollgatehq/tollgate/internal/apperr"
+	"github.com/tollgatehq/tollgate/internal/batch"
 	"github.com/tollgatehq/tollgate/internal/invoices"
 	"github.com/tollgatehq/tollgate/internal/plans"
 	"github.com/tollgatehq/tollgate/internal/rail"
@@ -21,13 +22,13 @@ func (f *fixture) plan(t *testing.T) plans.Plan {
 	return p
 }
 
-func (f *fixture) prepared(t *testing.T, planID, ext string) *call[activationWrite, activationResult] {
+func (f *fixture) prepared(t *testing.T, planID, ext string) *batch.Call[activationWrite, activationResult] {
 	t.Helper()
 	w, ok, err := f.env.prepareActivation(f.ctx, planID, Input{Payer: rail.WalletSucceeds, ExternalCustomerID: &ext}, false)
 	if !ok || err != nil {
 		t.Fatalf("prepare %s: %v %v", ext, ok, err)
 	}
-	return &call[activationWrite, activationResult]{in: w}
+	return &batch.Call[activationWrite, activationResult]{In: w}
 }
 
 func (f *fixture) count(t *testing.T, table string) int {
@@ -46,20 +47,20 @@ func TestActivationBatch(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
 	p := f.plan(t)
-	calls := []*call[activationWrite, activationResult]{f.prepared(t, p.ID, "u_a"), f.prepared(t, p.ID, "u_b"), f.prepared(t, p.ID, "u_a")}
+	calls := []*batch.Call[activationWrite, activationResult]{f.prepared(t, p.ID, "u_a"), f.prepared(t, p.ID, "u_b"), f.prepared(t, p.ID, "u_a")}
 	if err := writeActivations(f.ctx, f.db, calls); err != nil {
 		t.Fatal(err)
 	}
-	if !calls[0].out.ok || !calls[1].out.ok || calls[2].out.ok {
-		t.Fatalf("outcomes %+v %+v %+v", calls[0].out, calls[1].out, calls[2].out)
+	if !calls[0].Out.ok || !calls[1].Out.ok || calls[2].Out.ok {
+		t.Fatalf("outcomes %+v %+v %+v", calls[0].Out, calls[1].Out, calls[2].Out)
 	}
 	for table, want := range map[string]int{"customers": 2, "subscriptions": 2, "rail_settlements": 2, "payments": 2, "events": 2} {
 		if n := f.count(t, table); n != want {
 			t.Fatalf("%d %s, want %d", n, table, want)
 		}
 	}
-	if *calls[0].out.sub.CustomerID != *calls[0].in.x.CustomerID || calls[0].out.sub.ID != calls[0].in.x.ID {
-		t.Fatalf("subscription %+v", calls[0].out.sub)
+	if *calls[0].Out.sub.CustomerID != *calls[0].In.x.CustomerID || calls[0].Out.sub.ID != calls[0].In.x.ID {
+		t.Fatalf("subscription %+v", calls[0].Out.sub)
 	}
 	if _, err := f.env.Subscribe(f.ctx, p.ID, Input{Payer: rail.WalletSucceeds, ExternalCustomerID: ptr("u_a")}); apperr.CodeOf(err) != apperr.AlreadySubscribed {
 		t.Fatalf("u_a again: %v", err)
@@ -72,15 +73,15 @@ func TestActivationBatchFallsBackOneByOne(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
 	p := f.plan(t)
-	calls := []*call[activationWrite, activationResult]{f.prepared(t, p.ID, "u_c"), f.prepared(t, p.ID, "u_d")}
-	st := calls[0].in.st
+	calls := []*batch.Call[activationWrite, activationResult]{f.prepared(t, p.ID, "u_c"), f.prepared(t, p.ID, "u_d")}
+	st := calls[0].In.st
 	if _, err := rail.NewTest(f.db).Settle(f.ctx, []rail.Request{{Scope: f.s, Kind: rail.Activate, Key: st.Key, Nonce: st.Key,
 		Payer: st.Payer, Payee: st.Payee, Amount: st.Amount, At: st.At}}); err != nil {
 		t.Fatal(err)
 	}
 	runActivations(f.db, calls)
-	if calls[0].out.ok || calls[0].out.err != nil || !calls[1].out.ok {
-		t.Fatalf("outcomes %+v %+v", calls[0].out, calls[1].out)
+	if calls[0].Out.ok || calls[0].Out.err != nil || !calls[1].Out.ok {
+		t.Fatalf("outcomes %+v %+v", calls[0].Out, calls[1].Out)
 	}
 	if n := f.count(t, "subscriptions"); n != 1 {
 		t.Fatalf("%d subscriptions", n)
@@ -143,19 +144,19 @@ func TestPayBatch(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
 	a, b := f.invoice(t), f.invoice(t)
-	prep := func(id, payer string) *call[payWrite, payResult] {
+	prep := func(id, payer string) *batch.Call[payWrite, payResult] {
 		w, ok, err := f.env.preparePay(f.ctx, id, Input{Payer: payer})
 		if !ok || err != nil {
 			t.Fatalf("prepare: %v %v", ok, err)
 		}
-		return &call[payWrite, payResult]{in: w}
+		return &batch.Call[payWrite, payResult]{In: w}
 	}
-	calls := []*call[payWrite, payResult]{prep(a.ID, rail.WalletSucceeds), prep(b.ID, rail.WalletSucceeds), prep(a.ID, rail.WalletTransientOnce)}
+	calls := []*batch.Call[payWrite, payResult]{prep(a.ID, rail.WalletSucceeds), prep(b.ID, rail.WalletSucceeds), prep(a.ID, rail.WalletTransientOnce)}
 	if !writePays(f.ctx, f.db, calls) {
 		t.Fatal("the batch failed")
 	}
-	if !calls[0].out.ok || !calls[1].out.ok || calls[2].out.ok {
-		t.Fatalf("outcomes %+v %+v %+v", calls[0].out, calls[1].out, calls[2].out)
+	if !calls[0].Out.ok || !calls[1].Out.ok || calls[2].Out.ok {
+		t.Fatalf("outcomes %+v %+v %+v", calls[0].Out, calls[1].Out, calls[2].Out)
 	}
 	for table, want := range map[string]int{"rail_settlements": 2, "payments": 2, "events": 2} {
 		if n := f.count(t, table); n != want {
@@ -163,10 +164,10 @@ func TestPayBatch(t *testing.T) {
 		}
 	}
 	got, err := invoices.ByID(f.ctx, f.db, f.s, a.ID)
-	if err != nil || got.Status != invoices.StatusPaid || *got.PaymentID != calls[0].out.pay.ID {
+	if err != nil || got.Status != invoices.StatusPaid || *got.PaymentID != calls[0].Out.pay.ID {
 		t.Fatalf("invoice %+v %v", got, err)
 	}
-	mine, _ := json.Marshal(calls[0].in.paid.Wire(f.env.BaseURL))
+	mine, _ := json.Marshal(calls[0].In.paid.Wire(f.env.BaseURL))
 	want, _ := json.Marshal(got.Wire(f.env.BaseURL))
 	sameJSON(t, mine, want)
 	if _, _, err := f.env.PayInvoice(f.ctx, a.ID, Input{Payer: rail.WalletTransientOnce}); apperr.CodeOf(err) != apperr.InvoiceNotOpen {

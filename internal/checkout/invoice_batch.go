@@ -5,6 +5,7 @@ import (
 
 	"github.com/lib/pq"
 
+	"github.com/tollgatehq/tollgate/internal/batch"
 	"github.com/tollgatehq/tollgate/internal/events"
 	"github.com/tollgatehq/tollgate/internal/payments"
 	"github.com/tollgatehq/tollgate/internal/store"
@@ -14,16 +15,16 @@ import (
 // with payInvoiceBatchSQL, the same statement over arrays. A batch whose
 // statement fails (one payment's settlement already in the ledger fails
 // them all) is written one by one.
-func runPays(db *store.DB, calls []*call[payWrite, payResult]) {
+func runPays(db *store.DB, calls []*batch.Call[payWrite, payResult]) {
 	ctx, cancel := context.WithTimeout(context.Background(), batchTimeout)
 	defer cancel()
 	if len(calls) == 1 || !writePays(ctx, db, calls) {
 		for _, c := range calls {
-			c.out = writePay(ctx, db, c.in)
+			c.Out = writePay(ctx, db, c.In)
 		}
 	}
 	for _, c := range calls {
-		if c.out.deliveries {
+		if c.Out.deliveries {
 			db.Notify(events.DeliveryChannel)
 			return
 		}
@@ -61,13 +62,13 @@ const payInvoiceBatchSQL = `WITH v AS (
 
 // writePays writes calls with payInvoiceBatchSQL and sets their outcomes;
 // false when the statement failed (nothing written).
-func writePays(ctx context.Context, db *store.DB, calls []*call[payWrite, payResult]) bool {
+func writePays(ctx context.Context, db *store.DB, calls []*batch.Call[payWrite, payResult]) bool {
 	n := len(calls)
 	col := func() pq.StringArray { return make(pq.StringArray, n) }
 	merchants, modes, invoiceIDs, keys, payers, payees, amounts := col(), col(), col(), col(), col(), col(), col()
 	hashes, ats, payIDs, networks, eventIDs, types, datas := col(), col(), col(), col(), col(), col(), col()
 	for i, c := range calls {
-		w := c.in
+		w := c.In
 		merchants[i], modes[i], invoiceIDs[i], keys[i], payers[i] = w.paid.MerchantID, string(w.paid.Mode), w.paid.ID, w.st.Key, w.st.Payer
 		payees[i], amounts[i], hashes[i], ats[i], payIDs[i] = w.st.Payee, w.st.Amount.String(), w.st.TxHash, *stamp(w.st.At), w.payID
 		networks[i], eventIDs[i], types[i], datas[i] = w.st.Network, w.eventID, events.InvoicePaid, w.data
@@ -86,8 +87,8 @@ func writePays(ctx context.Context, db *store.DB, calls []*call[payWrite, payRes
 	}
 	deliveries := len(out) > 0 && out[0].Deliveries > 0
 	for _, c := range calls {
-		p, ok := byID[c.in.payID]
-		c.out = payResult{pay: p, ok: ok, deliveries: ok && deliveries}
+		p, ok := byID[c.In.payID]
+		c.Out = payResult{pay: p, ok: ok, deliveries: ok && deliveries}
 	}
 	return true
 }

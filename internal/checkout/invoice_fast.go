@@ -80,7 +80,7 @@ func (e Env) payInvoiceFast(ctx context.Context, invoiceID string, in Input) (ra
 	if err != nil || !ok {
 		return w.st, payments.Payment{}, w.paid, err != nil, err
 	}
-	res := e.Writers.pays.do(w)
+	res := e.Writers.pays.Do(w)
 	if res.err != nil || !res.ok {
 		return w.st, payments.Payment{}, w.paid, res.err != nil, res.err
 	}

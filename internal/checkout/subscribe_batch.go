@@ -8,6 +8,7 @@ import (
 
 	"github.com/lib/pq"
 
+	"github.com/tollgatehq/tollgate/internal/batch"
 	"github.com/tollgatehq/tollgate/internal/events"
 	"github.com/tollgatehq/tollgate/internal/store"
 	"github.com/tollgatehq/tollgate/internal/subscriptions"
@@ -20,22 +21,22 @@ const batchTimeout = 30 * time.Second
 // runActivations writes a batch of checkouts in one statement
 // (subscribeBatchSQL). A batch whose statement fails (one write's
 // settlement already in the ledger fails them all) is written one by one.
-func runActivations(db *store.DB, calls []*call[activationWrite, activationResult]) {
+func runActivations(db *store.DB, calls []*batch.Call[activationWrite, activationResult]) {
 	ctx, cancel := context.WithTimeout(context.Background(), batchTimeout)
 	defer cancel()
 	err := writeActivations(ctx, db, calls)
 	if err != nil && len(calls) > 1 {
 		for _, c := range calls {
-			one := []*call[activationWrite, activationResult]{c}
+			one := []*batch.Call[activationWrite, activationResult]{c}
 			if err := writeActivations(ctx, db, one); err != nil {
-				c.out = failedWrite(err)
+				c.Out = failedWrite(err)
 			}
 		}
 	} else if err != nil {
-		calls[0].out = failedWrite(err)
+		calls[0].Out = failedWrite(err)
 	}
 	for _, c := range calls {
-		if c.out.deliveries {
+		if c.Out.deliveries {
 			db.Notify(events.DeliveryChannel)
 			return
 		}
@@ -110,7 +111,7 @@ const subscribeBatchSQL = `WITH v AS (
 
 // writeActivations writes calls with subscribeBatchSQL and sets their
 // outcomes; an error when the statement failed (nothing written).
-func writeActivations(ctx context.Context, db *store.DB, calls []*call[activationWrite, activationResult]) error {
+func writeActivations(ctx context.Context, db *store.DB, calls []*batch.Call[activationWrite, activationResult]) error {
 	n := len(calls)
 	text := func() []*string { return make([]*string, n) }
 	merchants, modes, ids, planIDs, products, custs, payers, usage := text(), text(), text(), text(), text(), text(), text(), text()
@@ -119,7 +120,7 @@ func writeActivations(ctx context.Context, db *store.DB, calls []*call[activatio
 	eventIDs, eventTypes, datas, wallets := text(), text(), text(), text()
 	isNew, guess, ahead := make(pq.BoolArray, n), make(pq.BoolArray, n), make([]*int64, n)
 	for i, c := range calls {
-		w := c.in
+		w := c.In
 		x, st := w.x, w.st
 		mode, amount, settled := string(x.Mode), x.Amount.String(), st.Amount.String()
 		merchants[i], modes[i], ids[i], planIDs[i], products[i], custs[i], payers[i], usage[i] = &x.MerchantID, &mode, &x.ID,
@@ -130,8 +131,8 @@ func writeActivations(ctx context.Context, db *store.DB, calls []*call[activatio
 			days[i] = &d
 		}
 		ats[i], cps[i], cpe[i], next[i] = stamp(x.CreatedAt), stamp(*x.CurrentPeriodStart), stamp(*x.CurrentPeriodEnd), stamp(*x.NextActionAt)
-		keys[i], payIDs[i], exts[i], isNew[i], payees[i], paid[i] = &st.Key, x.LatestPaymentID, &calls[i].in.ext, w.isNew, &st.Payee, &settled
-		hashes[i], networks[i], eventIDs[i], datas[i] = &st.TxHash, &st.Network, &calls[i].in.eventID, &calls[i].in.data
+		keys[i], payIDs[i], exts[i], isNew[i], payees[i], paid[i] = &st.Key, x.LatestPaymentID, &calls[i].In.ext, w.isNew, &st.Payee, &settled
+		hashes[i], networks[i], eventIDs[i], datas[i] = &st.TxHash, &st.Network, &calls[i].In.eventID, &calls[i].In.data
 		typ := events.SubscriptionActive
 		eventTypes[i], guess[i], wallets[i], ahead[i] = &typ, w.guess, w.wallet, w.aheadUS
 	}
@@ -152,8 +153,8 @@ func writeActivations(ctx context.Context, db *store.DB, calls []*call[activatio
 		byID[o.ID] = o.Subscription
 	}
 	for _, c := range calls {
-		sub, ok := byID[c.in.x.ID]
-		c.out = activationResult{sub: sub, ok: ok, deliveries: ok && len(out) > 0 && out[0].Deliveries > 0}
+		sub, ok := byID[c.In.x.ID]
+		c.Out = activationResult{sub: sub, ok: ok, deliveries: ok && len(out) > 0 && out[0].Deliveries > 0}
 	}
 	return nil
 }

@@ -67,7 +67,7 @@ func (e Env) subscribeFast(ctx context.Context, planID string, in Input) (rail.S
 		if w, ok, err = e.prepareActivation(ctx, planID, in, cached); err != nil || !ok {
 			return w.st, w.x, err != nil, err
 		}
-		if res = e.Writers.activations.do(w); res.err != nil || res.ok || !w.guess {
+		if res = e.Writers.activations.Do(w); res.err != nil || res.ok || !w.guess {
 			break
 		}
 		// The guess was wrong (a known customer, or terms changed):
