@@ -10,10 +10,7 @@ import (
 	"crypto/subtle"
 	"regexp"
 	"strings"
-	"sync"
 	"time"
-
-	"github.com/jmoiron/sqlx"
 
 	"github.com/tollgatehq/tollgate/internal/apperr"
 	"github.com/tollgatehq/tollgate/internal/id"
@@ -186,44 +183,6 @@ func authenticate(header string, lookup func(hash []byte, row *keyRow) error) (P
 	}
 	return Principal{Scope: tenant.Scope{MerchantID: row.MerchantID, Mode: row.Mode}, KeyID: row.ID,
 		Ahead: time.Duration(row.AheadUS) * time.Microsecond}, nil
-}
-
-// Keys authenticates requests like Authenticate, with the lookup prepared
-// once per pool: every API request makes it, and planning costs PostgreSQL
-// more than the index lookup itself. Nothing about keys is cached, so a
-// revoked key still fails on the very next request.
-type Keys struct {
-	db   *sqlx.DB
-	mu   sync.Mutex
-	stmt *sqlx.Stmt
-}
-
-// NewKeys returns a Keys over db; the statement is prepared on first use
-// (and again after a failure, e.g. while the database was down).
-func NewKeys(db *store.DB) *Keys { return &Keys{db: db.DB} }
-
-// Authenticate is the package-level Authenticate over the prepared lookup.
-func (k *Keys) Authenticate(ctx context.Context, header string) (Principal, error) {
-	return authenticate(header, func(hash []byte, row *keyRow) error {
-		stmt, err := k.prepared(ctx)
-		if err != nil {
-			return err
-		}
-		return stmt.GetContext(ctx, row, hash)
-	})
-}
-
-func (k *Keys) prepared(ctx context.Context) (*sqlx.Stmt, error) {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	if k.stmt == nil {
-		stmt, err := k.db.PreparexContext(ctx, keyQuery)
-		if err != nil {
-			return nil, err
-		}
-		k.stmt = stmt
-	}
-	return k.stmt, nil
 }
 
 // cutBearer strips the "Bearer " scheme, matched case-insensitively as HTTP

@@ -2,8 +2,12 @@ package auth_test
 
 import (
 	"context"
+	"runtime"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/tollgatehq/tollgate/internal/apperr"
 	"github.com/tollgatehq/tollgate/internal/auth"
@@ -73,5 +77,82 @@ func TestAuthenticateMessages(t *testing.T) {
 		if err != nil || p.Scope.MerchantID != m.ID || p.Scope.Mode != tenant.Test {
 			t.Errorf("%q: %+v %v", header, p, err)
 		}
+	}
+}
+
+// Lookups are batched, never cached: with requests authenticating all the
+// time, every request that starts after the revocation committed fails.
+func TestKeysRevocationTakesEffectUnderLoad(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db, err := store.Open(ctx, testdb.New(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	m, err := auth.CreateMerchant(ctx, db, "acme")
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, secret, err := auth.CreateKey(ctx, db, m.ID, tenant.Test)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, other, err := auth.CreateKey(ctx, db, m.ID, tenant.Live)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := auth.NewKeys(db)
+	var revokedAt atomic.Int64 // unix nanos once RevokeKey returned
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var afterRevoke, accepted atomic.Int64
+	for i := range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			header := "Bearer " + secret
+			if i%4 == 0 {
+				header = "Bearer " + other
+			}
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				done := revokedAt.Load() != 0
+				p, err := keys.Authenticate(ctx, header)
+				switch {
+				case i%4 == 0 && (err != nil || p.Scope.Mode != tenant.Live):
+					t.Errorf("the other key: %+v %v", p, err)
+					return
+				case i%4 != 0 && done:
+					afterRevoke.Add(1)
+					if err == nil {
+						t.Errorf("a request after the revocation was accepted")
+						return
+					}
+				case i%4 != 0 && err == nil:
+					accepted.Add(1)
+				}
+			}
+		}()
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for accepted.Load() < 200 && time.Now().Before(deadline) {
+		runtime.Gosched()
+	}
+	if err := auth.RevokeKey(ctx, db, k.ID); err != nil {
+		t.Fatal(err)
+	}
+	revokedAt.Store(time.Now().UnixNano())
+	for afterRevoke.Load() < 200 && time.Now().Before(deadline) {
+		runtime.Gosched()
+	}
+	close(stop)
+	wg.Wait()
+	if accepted.Load() < 200 || afterRevoke.Load() < 200 {
+		t.Fatalf("%d requests accepted before and %d made after the revocation; want 200 of each", accepted.Load(), afterRevoke.Load())
 	}
 }
