@@ -73,7 +73,7 @@ func toolTable() []tool {
 				if err != nil {
 					return nil, err
 				}
-				inv, err := invoices.Create(c.ctx, s.db, c.p.Scope, in, s.now(c.p))
+				inv, err := s.invoices.Create(c.ctx, c.p.Scope, in, s.now(c.p))
 				return wireOf(inv, err, func(i invoices.Invoice) wire.Invoice { return i.Wire(s.baseURL) })
 			},
 		},

@@ -47,7 +47,7 @@ func (s *Server) createInvoice(w http.ResponseWriter, r *http.Request, p auth.Pr
 	if err != nil {
 		return err
 	}
-	inv, err := invoices.Create(r.Context(), s.db, p.Scope, in, s.now(p))
+	inv, err := s.invoices.Create(r.Context(), p.Scope, in, s.now(p))
 	if err != nil {
 		return err
 	}

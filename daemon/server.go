@@ -14,6 +14,7 @@ import (
 	"github.com/tollgatehq/tollgate/internal/chainrail"
 	"github.com/tollgatehq/tollgate/internal/credits"
 	"github.com/tollgatehq/tollgate/internal/entitlements"
+	"github.com/tollgatehq/tollgate/internal/invoices"
 	"github.com/tollgatehq/tollgate/internal/metering"
 	"github.com/tollgatehq/tollgate/internal/ratelimit"
 	"github.com/tollgatehq/tollgate/internal/store"
@@ -37,6 +38,8 @@ type Server struct {
 	money    *moneyPath
 	// credits applies stand-alone credit grants and debits by group commit.
 	credits *credits.Batcher
+	// invoices creates invoices by group commit.
+	invoices *invoices.Creates
 	// onchain is live mode's on-chain rail, nil without a chain.
 	onchain *chainrail.Rail
 	// checkout renders the hosted checkout pages.
@@ -56,7 +59,8 @@ func NewServer(cfg Config, db *store.DB, log *slog.Logger, limiter ratelimit.Lim
 		limiter = ratelimit.NewMemory(cfg.Limits, nil)
 	}
 	s := &Server{cfg: cfg, db: db, log: log, limiter: limiter, keys: auth.NewKeys(db), ingester: metering.NewIngester(),
-		checker: entitlements.NewChecker(db), metrics: newMetrics(db), baseURL: cfg.BaseURL, credits: credits.NewBatcher(db)}
+		checker: entitlements.NewChecker(db), metrics: newMetrics(db), baseURL: cfg.BaseURL, credits: credits.NewBatcher(db),
+		invoices: invoices.NewCreates(db)}
 	s.oauth = newOAuthServer(s)
 	if r, ok := cfg.LiveRail.(*chainrail.Rail); ok {
 		s.onchain = r

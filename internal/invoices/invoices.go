@@ -104,13 +104,18 @@ func Create(ctx context.Context, q store.Querier, s tenant.Scope, in Input, now 
 	if err := in.Validate(); err != nil {
 		return Invoice{}, err
 	}
+	return create(ctx, q, s, in, now, id.New("inv"))
+}
+
+// create stores a validated invoice with invoiceID.
+func create(ctx context.Context, q store.Querier, s tenant.Scope, in Input, now time.Time, invoiceID string) (Invoice, error) {
 	var inv Invoice
 	// The merchant's settlement wallet is snapshotted on the invoice: it is
 	// where this invoice's payment goes, whatever changes later.
 	err := q.GetContext(ctx, &inv, `INSERT INTO invoices (merchant_id, mode, id, amount, description, memo, invoice_number, recipient, due_at, status, created_at, payee)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11,
 			(SELECT address FROM settlement_wallets WHERE merchant_id = $1 AND mode = $2 AND replaced_at IS NULL)) RETURNING `+columns,
-		s.MerchantID, s.Mode, id.New("inv"), in.Amount, in.Description, in.Memo, in.InvoiceNumber, in.Recipient, in.DueAt, StatusOpen, now)
+		s.MerchantID, s.Mode, invoiceID, in.Amount, in.Description, in.Memo, in.InvoiceNumber, in.Recipient, in.DueAt, StatusOpen, now)
 	return inv, store.Translate(err)
 }
 
