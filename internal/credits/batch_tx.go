@@ -80,7 +80,9 @@ type batchTx struct {
 // outcome, or an error when the batch must be applied item by item.
 func (b *Batcher) applyTx(ctx context.Context, batch []*item) ([]outcome, error) {
 	var outs []outcome
-	err := b.db.InTx(ctx, func(tx *store.Tx) error {
+	// Every statement of a batch is tested to probe by key on its generic
+	// plan (plans_internal_test.go).
+	err := b.db.InTxGenericPlans(ctx, func(tx *store.Tx) error {
 		bt := &batchTx{b: b, tx: tx, items: batch, outs: make([]outcome, len(batch)), targets: make([]target, len(batch)),
 			accounts: map[custKey]*ledger{}, extOf: map[*ledger]*string{}, openedBy: map[*ledger]int{},
 			replays: map[string]operation{}, fresh: map[string]bool{}}
@@ -248,13 +250,7 @@ func (bt *batchTx) lookup(ctx context.Context, idx []int) (map[custKey]customers
 		}
 	}
 	var rows []customers.Customer
-	err := bt.tx.SelectContext(ctx, &rows, `SELECT c.* FROM unnest($1::text[], $2::text[], $3::text[]) AS r (merchant_id, mode, id)
-		CROSS JOIN LATERAL (SELECT merchant_id, mode, id, external_customer_id, created_at FROM customers c
-			WHERE c.merchant_id = r.merchant_id AND c.mode = r.mode AND c.id = r.id OFFSET 0) c
-		UNION
-		SELECT c.* FROM unnest($4::text[], $5::text[], $6::text[]) AS r (merchant_id, mode, ext)
-		CROSS JOIN LATERAL (SELECT merchant_id, mode, id, external_customer_id, created_at FROM customers c
-			WHERE c.merchant_id = r.merchant_id AND c.mode = r.mode AND c.external_customer_id = r.ext OFFSET 0) c`,
+	err := bt.tx.SelectContext(ctx, &rows, lookupSQL,
 		byID.args(byExt.args()...)...)
 	if err != nil {
 		return nil, store.Translate(err)
@@ -312,16 +308,7 @@ func (bt *batchTx) create(ctx context.Context) error {
 		Customers int `db:"customers"`
 		Accounts  int `db:"accounts"`
 	}
-	err := bt.tx.GetContext(ctx, &n, `WITH c AS (
-			INSERT INTO customers (merchant_id, mode, id, external_customer_id)
-			SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[])
-			ON CONFLICT ON CONSTRAINT customers_external DO NOTHING RETURNING 1
-		), a AS (
-			INSERT INTO credit_accounts (merchant_id, mode, id, customer_id)
-			SELECT * FROM unnest($5::text[], $6::text[], $7::text[], $8::text[])
-			ON CONFLICT ON CONSTRAINT credit_accounts_customer DO NOTHING RETURNING 1
-		)
-		SELECT (SELECT count(*) FROM c) AS customers, (SELECT count(*) FROM a) AS accounts`, cus.args(accts.args()...)...)
+	err := bt.tx.GetContext(ctx, &n, createSQL, cus.args(accts.args()...)...)
 	if err != nil {
 		return store.Translate(err)
 	}
@@ -376,3 +363,24 @@ const lockSQL = `WITH want AS (
 		SELECT a.*, w.external_customer_id FROM (SELECT * FROM want ORDER BY merchant_id, id) w
 		CROSS JOIN LATERAL (SELECT ` + accountColumns + ` FROM credit_accounts a
 			WHERE a.merchant_id = w.merchant_id AND a.mode = w.mode AND a.customer_id = w.customer_id FOR UPDATE) a`
+
+// lookupSQL reads customers by id and by external id (batchTx.lookup).
+const lookupSQL = `SELECT c.* FROM unnest($1::text[], $2::text[], $3::text[]) AS r (merchant_id, mode, id)
+		CROSS JOIN LATERAL (SELECT merchant_id, mode, id, external_customer_id, created_at FROM customers c
+			WHERE c.merchant_id = r.merchant_id AND c.mode = r.mode AND c.id = r.id OFFSET 0) c
+		UNION
+		SELECT c.* FROM unnest($4::text[], $5::text[], $6::text[]) AS r (merchant_id, mode, ext)
+		CROSS JOIN LATERAL (SELECT merchant_id, mode, id, external_customer_id, created_at FROM customers c
+			WHERE c.merchant_id = r.merchant_id AND c.mode = r.mode AND c.external_customer_id = r.ext OFFSET 0) c`
+
+// createSQL inserts customers and their accounts (batchTx.create).
+const createSQL = `WITH c AS (
+			INSERT INTO customers (merchant_id, mode, id, external_customer_id)
+			SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[])
+			ON CONFLICT ON CONSTRAINT customers_external DO NOTHING RETURNING 1
+		), a AS (
+			INSERT INTO credit_accounts (merchant_id, mode, id, customer_id)
+			SELECT * FROM unnest($5::text[], $6::text[], $7::text[], $8::text[])
+			ON CONFLICT ON CONSTRAINT credit_accounts_customer DO NOTHING RETURNING 1
+		)
+		SELECT (SELECT count(*) FROM c) AS customers, (SELECT count(*) FROM a) AS accounts`

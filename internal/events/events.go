@@ -57,8 +57,9 @@ const DeliveryChannel = "tollgate_webhook_deliveries"
 const DeliveriesCTE = `d AS (
 		INSERT INTO webhook_deliveries (merchant_id, mode, id, event_id, endpoint_id)
 		SELECT w.merchant_id, w.mode, 'dlv_' || replace(gen_random_uuid()::text, '-', ''), ev.id, w.id
-		FROM ev JOIN webhook_endpoints w ON w.merchant_id = ev.merchant_id AND w.mode = ev.mode
-		WHERE w.enabled AND w.removed_at IS NULL AND (cardinality(w.event_types) = 0 OR ev.type = ANY (w.event_types))
+		FROM ev CROSS JOIN LATERAL (SELECT w.merchant_id, w.mode, w.id FROM webhook_endpoints w
+			WHERE w.merchant_id = ev.merchant_id AND w.mode = ev.mode AND w.enabled AND w.removed_at IS NULL
+				AND (cardinality(w.event_types) = 0 OR ev.type = ANY (w.event_types)) OFFSET 0) w
 		RETURNING 1
 	)`
 
@@ -120,12 +121,7 @@ func EmitMany(ctx context.Context, tx *store.Tx, evs []Pending) error {
 		merchants[i], modes[i], ids[i], types[i], datas[i], ats[i] = e.Scope.MerchantID, string(e.Scope.Mode), id.New("evt"), e.Type, string(body), e.At.UTC().Format(time.RFC3339Nano)
 	}
 	var n int
-	err := tx.GetContext(ctx, &n, `WITH ev AS (
-			INSERT INTO events (merchant_id, mode, id, type, data, occurred_at)
-			SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::jsonb[], $6::timestamptz[])
-			RETURNING merchant_id, mode, id, type
-		), `+DeliveriesCTE+`
-		SELECT count(*) FROM d`,
+	err := tx.GetContext(ctx, &n, emitManySQL,
 		pq.StringArray(merchants), pq.StringArray(modes), pq.StringArray(ids), pq.StringArray(types), pq.StringArray(datas), pq.StringArray(ats))
 	if err != nil {
 		return store.Translate(err)
@@ -135,3 +131,11 @@ func EmitMany(ctx context.Context, tx *store.Tx, evs []Pending) error {
 	}
 	return nil
 }
+
+// emitManySQL is EmitMany's statement.
+const emitManySQL = `WITH ev AS (
+			INSERT INTO events (merchant_id, mode, id, type, data, occurred_at)
+			SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::jsonb[], $6::timestamptz[])
+			RETURNING merchant_id, mode, id, type
+		), ` + DeliveriesCTE + `
+		SELECT count(*) FROM d`

@@ -99,19 +99,40 @@ const maxAttempts = 3
 // fn again from scratch, so fn must have no effects outside the database.
 // Errors are translated with Translate.
 func (db *DB) InTx(ctx context.Context, fn func(tx *Tx) error) error {
+	return db.runTx(ctx, "", fn)
+}
+
+// InTxGenericPlans is InTx with the transaction's prepared statements run
+// on their generic plans, planned once per connection. For a batch's
+// statements over arrays, PostgreSQL's default (auto) judges a generic plan
+// costlier, as it cannot know the arrays' lengths, and so plans them again
+// on every run: for the credit batches, more PostgreSQL time than running
+// them. Only statements whose generic plans are tested to probe by key
+// (testdb.AssertProbes) belong in such a transaction.
+func (db *DB) InTxGenericPlans(ctx context.Context, fn func(tx *Tx) error) error {
+	return db.runTx(ctx, "SET LOCAL plan_cache_mode = force_generic_plan", fn)
+}
+
+func (db *DB) runTx(ctx context.Context, setup string, fn func(tx *Tx) error) error {
 	var err error
 	for attempt := 1; attempt <= maxAttempts; attempt++ {
-		if err = db.inTx(ctx, fn); !Retryable(err) {
+		if err = db.inTx(ctx, setup, fn); !Retryable(err) {
 			break
 		}
 	}
 	return Translate(err)
 }
 
-func (db *DB) inTx(ctx context.Context, fn func(tx *Tx) error) error {
+func (db *DB) inTx(ctx context.Context, setup string, fn func(tx *Tx) error) error {
 	stx, err := db.BeginTxx(ctx, nil)
 	if err != nil {
 		return err
+	}
+	if setup != "" {
+		if _, err := stx.ExecContext(ctx, setup); err != nil {
+			_ = stx.Rollback()
+			return err
+		}
 	}
 	tx := &Tx{Tx: stx, stmts: db.stmts}
 	if err := fn(tx); err != nil {
