@@ -4,10 +4,7 @@ import (
 	"context"
 	"math/big"
 	"strconv"
-	"sync"
 	"time"
-
-	"github.com/jmoiron/sqlx"
 
 	"github.com/tollgatehq/tollgate/internal/apperr"
 	"github.com/tollgatehq/tollgate/internal/features"
@@ -104,48 +101,6 @@ type checkRow struct {
 	Sum         *string    `db:"value_sum"`
 	Max         *int64     `db:"value_max"`
 	Last        *int64     `db:"last_value"`
-}
-
-// Checker answers access checks on one pool. Planning the check's joins
-// takes several times longer than running them (about 1 ms against
-// 0.1 ms), so its statement is prepared once: database/sql prepares it on
-// each connection it runs on, and PostgreSQL then reuses a generic plan.
-type Checker struct {
-	db   *sqlx.DB
-	mu   sync.Mutex
-	stmt *sqlx.Stmt
-}
-
-// NewChecker returns a Checker over db; the statement is prepared on first
-// use (and again after a failure, e.g. while the database was down).
-func NewChecker(db *store.DB) *Checker { return &Checker{db: db.DB} }
-
-// Check answers whether the customer (an id from a URL path) is entitled to
-// the feature at now, in one query of primary-key lookups. Fails with
-// unknown_customer (404) or unknown_feature (404).
-func (c *Checker) Check(ctx context.Context, s tenant.Scope, customerID, featureKey string, now time.Time) (Result, error) {
-	stmt, err := c.prepared(ctx)
-	if err != nil {
-		return Result{}, store.Translate(err)
-	}
-	var r checkRow
-	if err := stmt.GetContext(ctx, &r, s.MerchantID, s.Mode, customerID, featureKey); err != nil {
-		return Result{}, store.Translate(err)
-	}
-	return evaluate(r, s, customerID, featureKey, now)
-}
-
-func (c *Checker) prepared(ctx context.Context) (*sqlx.Stmt, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.stmt == nil {
-		stmt, err := c.db.PreparexContext(ctx, checkSQL)
-		if err != nil {
-			return nil, err
-		}
-		c.stmt = stmt
-	}
-	return c.stmt, nil
 }
 
 // Check is Checker.Check on any querier (a transaction, say), unprepared.
