@@ -18,10 +18,9 @@ import (
 
 func TestMain(m *testing.M) { testdb.Main(m) }
 
-// Every failure is unauthorized; the message tells missing, malformed,
-// invalid and revoked apart, so a wrong key is never called missing.
-func TestAuthenticateMessages(t *testing.T) {
-	t.Parallel()
+// openMerchant opens a fresh database with one merchant.
+func openMerchant(t *testing.T) (*store.DB, auth.Merchant) {
+	t.Helper()
 	ctx := context.Background()
 	db, err := store.Open(ctx, testdb.New(t))
 	if err != nil {
@@ -32,14 +31,26 @@ func TestAuthenticateMessages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, valid, err := auth.CreateKey(ctx, db, m.ID, tenant.Test)
+	return db, m
+}
+
+func createKey(t *testing.T, db *store.DB, merchantID string, mode tenant.Mode) (auth.Key, string) {
+	t.Helper()
+	k, secret, err := auth.CreateKey(context.Background(), db, merchantID, mode)
 	if err != nil {
 		t.Fatal(err)
 	}
-	revokedKey, revoked, err := auth.CreateKey(ctx, db, m.ID, tenant.Live)
-	if err != nil {
-		t.Fatal(err)
-	}
+	return k, secret
+}
+
+// Every failure is unauthorized; the message tells missing, malformed,
+// invalid and revoked apart, so a wrong key is never called missing.
+func TestAuthenticateMessages(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db, m := openMerchant(t)
+	_, valid := createKey(t, db, m.ID, tenant.Test)
+	revokedKey, revoked := createKey(t, db, m.ID, tenant.Live)
 	if err := auth.RevokeKey(ctx, db, revokedKey.ID); err != nil {
 		t.Fatal(err)
 	}
@@ -85,23 +96,9 @@ func TestAuthenticateMessages(t *testing.T) {
 func TestKeysRevocationTakesEffectUnderLoad(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db, err := store.Open(ctx, testdb.New(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	m, err := auth.CreateMerchant(ctx, db, "acme")
-	if err != nil {
-		t.Fatal(err)
-	}
-	k, secret, err := auth.CreateKey(ctx, db, m.ID, tenant.Test)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, other, err := auth.CreateKey(ctx, db, m.ID, tenant.Live)
-	if err != nil {
-		t.Fatal(err)
-	}
+	db, m := openMerchant(t)
+	k, secret := createKey(t, db, m.ID, tenant.Test)
+	_, other := createKey(t, db, m.ID, tenant.Live)
 	keys := auth.NewKeys(db)
 	var revokedAt atomic.Int64 // unix nanos once RevokeKey returned
 	stop := make(chan struct{})

@@ -1,11 +1,8 @@
 package testdb
 
 import (
-	"context"
 	"strings"
 	"testing"
-
-	"github.com/tollgatehq/tollgate/internal/store"
 )
 
 // AssertIndexed checks, more loosely than AssertProbes, that the generic
@@ -15,17 +12,7 @@ import (
 // endpoints, say).
 func AssertIndexed(t *testing.T, stmts map[string]string) {
 	t.Helper()
-	ctx := context.Background()
-	db, err := store.Open(ctx, New(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	conn, err := db.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
+	conn := freshConn(t)
 	for name, sql := range stmts {
 		plan := strings.Join(GenericPlan(t, conn, name, sql), "\n")
 		for _, bad := range []string{"Seq Scan", "Bitmap", "Hash Join"} {

@@ -24,17 +24,7 @@ var tenantOnly = regexp.MustCompile(`Index Cond: \(\(?merchant_id = [^)]*\)?( AN
 // never by a scan of the table or of a merchant's rows.
 func AssertProbes(t *testing.T, stmts map[string]string) {
 	t.Helper()
-	ctx := context.Background()
-	db, err := store.Open(ctx, New(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	conn, err := db.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
+	conn := freshConn(t)
 	for name, sql := range stmts {
 		t.Run(name, func(t *testing.T) {
 			plan := GenericPlan(t, conn, name, sql)
@@ -50,6 +40,24 @@ func AssertProbes(t *testing.T, stmts map[string]string) {
 			}
 		})
 	}
+}
+
+// freshConn is a connection to a new migrated database whose tables have
+// no statistics yet, closed when the test ends.
+func freshConn(t *testing.T) *sql.Conn {
+	t.Helper()
+	ctx := context.Background()
+	db, err := store.Open(ctx, New(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		db.Close()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close(); db.Close() })
+	return conn
 }
 
 // GenericPlan returns the lines of the generic plan PostgreSQL makes for
