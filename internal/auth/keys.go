@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"slices"
 	"time"
 
 	"github.com/lib/pq"
@@ -73,7 +74,7 @@ func lookupKeys(db *store.DB, calls []*batch.Call[keyLookup, keyFound]) {
 	defer cancel()
 	hashes := make([][]byte, 0, len(calls))
 	for _, c := range calls {
-		if !containsHash(hashes, c.In.hash) {
+		if !slices.ContainsFunc(hashes, func(h []byte) bool { return bytes.Equal(h, c.In.hash) }) {
 			hashes = append(hashes, c.In.hash)
 		}
 	}
@@ -97,13 +98,4 @@ func lookupKeys(db *store.DB, calls []*batch.Call[keyLookup, keyFound]) {
 			}
 		}
 	}
-}
-
-func containsHash(hashes [][]byte, h []byte) bool {
-	for _, x := range hashes {
-		if bytes.Equal(x, h) {
-			return true
-		}
-	}
-	return false
 }

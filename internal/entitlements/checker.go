@@ -99,10 +99,10 @@ func (c *Checker) run(calls []*batch.Call[checkCall, checkAnswer]) {
 		// statement does an eighth of the lookups.
 		x := distinct[0]
 		err = c.db.GetContext(ctx, &rows[0], checkSQL, x.scope.MerchantID, x.scope.Mode, x.customerID, x.featureKey)
-		distinct = nil
-	}
-	for lo := 0; lo < len(distinct) && err == nil; lo += checksPerRead {
-		err = readChecks(ctx, c.db, c.sql, distinct[lo:min(lo+checksPerRead, len(distinct))], rows[lo:])
+	} else {
+		for lo := 0; lo < len(distinct) && err == nil; lo += checksPerRead {
+			err = readChecks(ctx, c.db, c.sql, distinct[lo:min(lo+checksPerRead, len(distinct))], rows[lo:])
+		}
 	}
 	for _, call := range calls {
 		if err != nil {
