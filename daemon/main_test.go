@@ -37,12 +37,7 @@ type bundle struct {
 // setup starts a daemon on a fresh database; opts adjust its config.
 func setup(t testing.TB, opts ...func(*daemon.Config)) *bundle {
 	t.Helper()
-	ctx := context.Background()
-	db, err := store.Open(ctx, testdb.New(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := testdb.Open(t)
 	cfg := daemon.Defaults()
 	cfg.Listen = "127.0.0.1:0"
 	for _, o := range opts {

@@ -39,11 +39,7 @@ type env struct {
 func startDaemon(t *testing.T) *env {
 	t.Helper()
 	ctx := context.Background()
-	db, err := store.Open(ctx, testdb.New(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := testdb.Open(t)
 	cfg := daemon.Defaults()
 	cfg.Listen = "127.0.0.1:0"
 	cfg.RateLimits = false

@@ -22,11 +22,7 @@ func TestMain(m *testing.M) { testdb.Main(m) }
 func openMerchant(t *testing.T) (*store.DB, auth.Merchant) {
 	t.Helper()
 	ctx := context.Background()
-	db, err := store.Open(ctx, testdb.New(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := testdb.Open(t)
 	m, err := auth.CreateMerchant(ctx, db, "acme")
 	if err != nil {
 		t.Fatal(err)

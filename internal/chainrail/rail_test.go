@@ -19,7 +19,6 @@ import (
 	"github.com/tollgatehq/tollgate/internal/chain/relayer"
 	"github.com/tollgatehq/tollgate/internal/chainrail"
 	"github.com/tollgatehq/tollgate/internal/rail"
-	"github.com/tollgatehq/tollgate/internal/store"
 	"github.com/tollgatehq/tollgate/internal/tenant"
 	"github.com/tollgatehq/tollgate/internal/testdb"
 )
@@ -79,11 +78,7 @@ func TestPlanChargesWithinTheCap(t *testing.T) {
 	}
 	sendAs(usdc, tok.PackMint(addr(payer), big.NewInt(100_000_000)))
 
-	db, err := store.Open(ctx, testdb.New(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := testdb.Open(t)
 	r, err := chainrail.New(ctx, db, c, relay, chainrail.Config{Token: usdc, PlanManager: pmAddr, Relayer: relayer.Config{Confirmations: 1}})
 	if err != nil {
 		t.Fatal(err)

@@ -12,7 +12,6 @@ import (
 	"github.com/tollgatehq/tollgate/internal/batch"
 	"github.com/tollgatehq/tollgate/internal/customers"
 	"github.com/tollgatehq/tollgate/internal/features"
-	"github.com/tollgatehq/tollgate/internal/store"
 	"github.com/tollgatehq/tollgate/internal/tenant"
 	"github.com/tollgatehq/tollgate/internal/testdb"
 )
@@ -33,11 +32,7 @@ func TestChecksPlanProbesByIndex(t *testing.T) {
 func TestCheckerBatchesMatchOneByOne(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db, err := store.Open(ctx, testdb.New(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := testdb.Open(t)
 	var scopes []tenant.Scope
 	for _, name := range []string{"a", "b"} {
 		m, err := auth.CreateMerchant(ctx, db, name)

@@ -24,11 +24,7 @@ func TestMain(m *testing.M) { testdb.Main(m) }
 func openScope(t *testing.T) (context.Context, *store.DB, tenant.Scope) {
 	t.Helper()
 	ctx := context.Background()
-	db, err := store.Open(ctx, testdb.New(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := testdb.Open(t)
 	m, err := auth.CreateMerchant(ctx, db, "acme")
 	if err != nil {
 		t.Fatal(err)

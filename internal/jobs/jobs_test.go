@@ -19,11 +19,7 @@ func TestMain(m *testing.M) { testdb.Main(m) }
 
 func open(t *testing.T) *store.DB {
 	t.Helper()
-	db, err := store.Open(context.Background(), testdb.New(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := testdb.Open(t)
 	return db
 }
 

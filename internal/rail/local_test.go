@@ -19,11 +19,7 @@ func TestMain(m *testing.M) { testdb.Main(m) }
 func setup(t *testing.T) (*store.DB, *rail.Test, tenant.Scope) {
 	t.Helper()
 	ctx := context.Background()
-	db, err := store.Open(ctx, testdb.New(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
+	db := testdb.Open(t)
 	m, err := auth.CreateMerchant(ctx, db, "rail")
 	if err != nil {
 		t.Fatal(err)

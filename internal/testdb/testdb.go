@@ -282,3 +282,14 @@ func randomName(prefix string) string {
 	_, _ = rand.Read(b)
 	return prefix + hex.EncodeToString(b)
 }
+
+// Open is a store on a new database (New), closed when the test ends.
+func Open(t testing.TB) *store.DB {
+	t.Helper()
+	db, err := store.Open(context.Background(), New(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
