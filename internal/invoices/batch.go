@@ -59,15 +59,28 @@ func (c *Creates) Create(ctx context.Context, s tenant.Scope, in Input, now time
 	return r.inv, r.err
 }
 
-// run inserts a batch in one statement. Should it fail, each invoice is
-// created alone, so an error is only ever its own invoice's.
+// run inserts a batch in one statement. An invoice alone, or any the
+// statement did not store (it failed), is created by itself, so an error is
+// only ever its own invoice's.
 func (c *Creates) run(calls []*batch.Call[createCall, createResult]) {
-	if len(calls) == 1 {
-		x := calls[0].In
-		inv, err := create(x.ctx, c.db, x.scope, x.in, x.now, x.id)
-		calls[0].Out = createResult{inv: inv, err: err}
-		return
+	var stored map[string]Invoice
+	if len(calls) > 1 {
+		stored = c.insert(calls)
 	}
+	for _, call := range calls {
+		if inv, ok := stored[call.In.id]; ok {
+			call.Out = createResult{inv: inv}
+			continue
+		}
+		x := call.In
+		inv, err := create(x.ctx, c.db, x.scope, x.in, x.now, x.id)
+		call.Out = createResult{inv: inv, err: err}
+	}
+}
+
+// insert stores the batch with createBatchSQL and returns the invoices by
+// id, none when the statement failed.
+func (c *Creates) insert(calls []*batch.Call[createCall, createResult]) map[string]Invoice {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(calls[0].In.ctx), batchTimeout)
 	defer cancel()
 	n := len(calls)
@@ -79,23 +92,16 @@ func (c *Creates) run(calls []*batch.Call[createCall, createResult]) {
 		memos[i], numbers[i], recipients[i], dues[i], created[i] = x.in.Memo, x.in.InvoiceNumber, x.in.Recipient, timestampp(x.in.DueAt), timestamp(x.now)
 	}
 	var invs []Invoice
-	err := c.db.SelectContext(ctx, &invs, createBatchSQL, pq.StringArray(merchants), pq.StringArray(modes), pq.StringArray(ids),
+	if err := c.db.SelectContext(ctx, &invs, createBatchSQL, pq.StringArray(merchants), pq.StringArray(modes), pq.StringArray(ids),
 		pq.Int64Array(amounts), pq.StringArray(descriptions), pq.GenericArray{A: memos}, pq.GenericArray{A: numbers},
-		pq.GenericArray{A: recipients}, pq.GenericArray{A: dues}, pq.StringArray(created))
-	byID := make(map[string]Invoice, len(invs))
+		pq.GenericArray{A: recipients}, pq.GenericArray{A: dues}, pq.StringArray(created)); err != nil {
+		return nil
+	}
+	stored := make(map[string]Invoice, len(invs))
 	for _, inv := range invs {
-		byID[inv.ID] = inv
+		stored[inv.ID] = inv
 	}
-	for _, call := range calls {
-		inv, ok := byID[call.In.id]
-		if err != nil || !ok {
-			x := call.In
-			inv, err := create(x.ctx, c.db, x.scope, x.in, x.now, x.id)
-			call.Out = createResult{inv: inv, err: err}
-			continue
-		}
-		call.Out = createResult{inv: inv}
-	}
+	return stored
 }
 
 // createBatchSQL is Create's statement for arrays of invoices, the same
