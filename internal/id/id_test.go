@@ -1,0 +1,43 @@
+package id
+
+import (
+	"regexp"
+	"testing"
+	"time"
+)
+
+var shape = regexp.MustCompile(`^inv_[0-9A-Za-z]{24}$`)
+
+func TestNewShape(t *testing.T) {
+	t.Parallel()
+	seen := map[string]bool{}
+	for range 1000 {
+		v := New("inv")
+		if !shape.MatchString(v) {
+			t.Fatalf("%q is not inv_ and 24 base62 characters", v)
+		}
+		if seen[v] {
+			t.Fatalf("%q made twice", v)
+		}
+		seen[v] = true
+	}
+}
+
+// Ids sort (bytewise) by the millisecond they were made in, across the
+// places where a base62 digit rolls over (9→A, Z→a, z→0 with a carry).
+func TestIDsSortByTime(t *testing.T) {
+	t.Parallel()
+	base := time.Date(2026, 11, 24, 9, 0, 0, 0, time.UTC)
+	var prev string
+	for ms := range 62*62 + 5 {
+		v := at("me", base.Add(time.Duration(ms)*time.Millisecond))
+		if prev != "" && v <= prev {
+			t.Fatalf("%q, made 1 ms after %q, does not sort after it", v, prev)
+		}
+		prev = v
+	}
+	// The time part is fixed-width until the year 8888.
+	if v := at("me", time.Date(8000, 1, 1, 0, 0, 0, 0, time.UTC)); !regexp.MustCompile(`^me_[0-9A-Za-z]{24}$`).MatchString(v) {
+		t.Errorf("year 8000: %q", v)
+	}
+}
