@@ -60,16 +60,10 @@ type deliverer struct {
 	slots    chan struct{} // one token per attempt in flight
 	mu       sync.Mutex
 	inflight map[string]int // endpoint id → attempts in flight
-	records  chan answer
+	records  chan webhooks.Answer
 	sending  sync.WaitGroup
 	recorded chan struct{} // closed when the recorder has stopped
 	failLog  *rateLog
-}
-
-// answer is an attempt's outcome on its way to the recorder.
-type answer struct {
-	job webhooks.Job
-	res webhooks.Result
 }
 
 func newDeliverer(cfg Config, db *store.DB, log *slog.Logger, m *deliveryMetrics) (*deliverer, error) {
@@ -87,7 +81,7 @@ func newDeliverer(cfg Config, db *store.DB, log *slog.Logger, m *deliveryMetrics
 		db: db, log: log, client: client, schedule: cfg.WebhookRetrySchedule,
 		userAgent: "tollgate-webhooks/" + cfg.Version, insecure: cfg.AllowInsecureWebhooks, perEndpoint: cfg.DeliveriesPerEndpoint,
 		metrics: m, slots: make(chan struct{}, cfg.DeliveryWorkers), inflight: map[string]int{},
-		records: make(chan answer, cfg.DeliveryWorkers), recorded: make(chan struct{}), failLog: newRateLog(log, time.Second),
+		records: make(chan webhooks.Answer, cfg.DeliveryWorkers), recorded: make(chan struct{}), failLog: newRateLog(log, time.Second),
 	}, nil
 }
 
@@ -137,7 +131,7 @@ func (d *deliverer) attempt(job webhooks.Job) {
 	} else {
 		res = d.send(d.sendCtx, job)
 	}
-	d.records <- answer{job: job, res: res}
+	d.records <- webhooks.Answer{Job: job, Result: res}
 }
 
 // release frees the slot of a recorded attempt. An attempt holds its slot
@@ -157,7 +151,7 @@ func (d *deliverer) release(job webhooks.Job) {
 func (d *deliverer) record(stop <-chan struct{}) {
 	defer close(d.recorded)
 	for {
-		var batch []answer
+		var batch []webhooks.Answer
 		select {
 		case a, ok := <-d.records:
 			if !ok {
@@ -190,23 +184,18 @@ func (d *deliverer) record(stop <-chan struct{}) {
 // commit records a batch of answers, retrying while the database is away:
 // an answered attempt must be on record before the next is made (until the
 // lease expires, nobody makes it).
-func (d *deliverer) commit(batch []answer) {
+func (d *deliverer) commit(batch []webhooks.Answer) {
 	backoff := 100 * time.Millisecond
 	for attempt := 0; ; attempt++ {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		err := d.db.InTx(ctx, func(tx *store.Tx) error {
-			for _, a := range batch {
-				if _, err := webhooks.Record(ctx, tx, a.job, a.res, d.schedule); err != nil {
-					return err
-				}
-			}
-			return nil
+			return webhooks.Record(ctx, tx, batch, d.schedule)
 		})
 		cancel()
 		if err == nil {
 			for _, a := range batch {
 				d.observe(a)
-				d.release(a.job)
+				d.release(a.Job)
 			}
 			// Room was freed, and a retry may now be the earliest due.
 			d.kick()
@@ -215,7 +204,7 @@ func (d *deliverer) commit(batch []answer) {
 		if attempt >= 8 {
 			d.log.Error("could not record webhook attempts; they will be claimed again when their lease expires", "attempts", len(batch), "error", err)
 			for _, a := range batch {
-				d.release(a.job)
+				d.release(a.Job)
 			}
 			d.kick()
 			return
@@ -227,26 +216,26 @@ func (d *deliverer) commit(batch []answer) {
 }
 
 // observe logs a failed attempt (rate-limited) and counts every attempt.
-func (d *deliverer) observe(a answer) {
+func (d *deliverer) observe(a webhooks.Answer) {
 	outcome := "succeeded"
 	switch {
-	case a.res.NotSent:
+	case a.Result.NotSent:
 		outcome = "exhausted"
-	case a.res.Err != "":
+	case a.Result.Err != "":
 		outcome = "error"
-	case !a.res.OK():
+	case !a.Result.OK():
 		outcome = "non_2xx"
 	}
 	d.metrics.attempts.WithLabelValues(outcome).Inc()
 	if outcome == "succeeded" {
 		return
 	}
-	reason := a.res.Err
-	if reason == "" && !a.res.NotSent {
-		reason = "HTTP " + http.StatusText(a.res.Status)
+	reason := a.Result.Err
+	if reason == "" && !a.Result.NotSent {
+		reason = "HTTP " + http.StatusText(a.Result.Status)
 	}
-	d.failLog.warn("webhook attempt failed", "delivery", a.job.ID, "endpoint", a.job.EndpointID, "url", a.job.URL,
-		"attempt", a.job.Attempt, "status", a.res.Status, "reason", truncate(reason, 200))
+	d.failLog.warn("webhook attempt failed", "delivery", a.Job.ID, "endpoint", a.Job.EndpointID, "url", a.Job.URL,
+		"attempt", a.Job.Attempt, "status", a.Result.Status, "reason", truncate(reason, 200))
 }
 
 // deliveryMetrics are the delivery queue's Prometheus series.

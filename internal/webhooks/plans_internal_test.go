@@ -15,8 +15,9 @@ func TestMain(m *testing.M) { testdb.Main(m) }
 // 1.5 ms, the check 0.6 ms, the claim 10 ms in the shared harness).
 func TestDeliveryPlansProbeByKey(t *testing.T) {
 	testdb.AssertProbes(t, map[string]string{
-		"claim":  claimSQL,
-		"record": recordSQL,
+		"claim":     claimSQL,
+		"record":    recordSQL,
+		"exhausted": exhaustedSQL,
 		"attempt_fk": `SELECT 1 FROM ONLY webhook_deliveries x WHERE merchant_id = $1::text AND id = $2::text
 			FOR KEY SHARE OF x`,
 	})

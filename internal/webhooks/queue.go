@@ -3,10 +3,7 @@ package webhooks
 import (
 	"context"
 	"encoding/json"
-	"fmt"
-	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/lib/pq"
 
@@ -17,11 +14,12 @@ import (
 // The delivery queue. A worker claims due deliveries by taking a lease: in
 // one short transaction it numbers the attempt it is about to make (attempts
 // + 1, committed before anything is sent, so no number is ever used twice)
-// and moves next_attempt_at past the lease, so no worker here or in another
-// replica claims it meanwhile. It sends outside any transaction and records
-// the answer as soon as it comes (Record). A worker that dies mid-attempt
-// leaves the lease to expire; the next claim records that attempt as
-// interrupted and makes the next one, within the same limit of attempts.
+// and sets leased_until past the attempt's timeout, so no worker here or in
+// another replica claims it meanwhile. It sends outside any transaction and
+// records the answer as soon as it comes (Record), which ends the lease. A
+// worker that dies mid-attempt leaves the lease to expire (a poll of the
+// queue finds it then); the next claim records that attempt as interrupted
+// and makes the next one, within the same limit of attempts.
 
 // Job is a claimed delivery with everything sending it needs.
 type Job struct {
@@ -45,10 +43,10 @@ type Job struct {
 // endpoint cannot hold every worker.
 //
 // It takes two short statements: the due candidates are read from the due
-// index (walked in order, with a primary-key probe of the endpoint per row),
-// chosen here within each endpoint's room, and leased
-// by id, an UPDATE that re-checks each row is still due, so of two claimers
-// racing for a row one gets it.
+// index (walked in order, with a primary-key probe of the endpoint per row:
+// dueSQL), chosen here within each endpoint's room, and leased by id, an
+// UPDATE that re-checks each row is still due, so of two claimers racing
+// for a row one gets it.
 func Claim(ctx context.Context, db *store.DB, limit, perEndpoint int, inflight map[string]int, lease time.Duration) ([]Job, error) {
 	var cands []struct {
 		MerchantID string `db:"merchant_id"`
@@ -61,10 +59,7 @@ func Claim(ctx context.Context, db *store.DB, limit, perEndpoint int, inflight m
 			full = append(full, ep)
 		}
 	}
-	err := db.SelectContext(ctx, &cands, `SELECT d.merchant_id, d.id, d.endpoint_id FROM webhook_deliveries d
-		WHERE d.status = 'pending' AND d.next_attempt_at <= now() AND NOT (d.endpoint_id = ANY ($2::text[]))
-			AND EXISTS (SELECT 1 FROM webhook_endpoints w WHERE w.merchant_id = d.merchant_id AND w.id = d.endpoint_id AND w.enabled)
-		ORDER BY d.next_attempt_at LIMIT $1`, 4*limit, pq.StringArray(full))
+	err := db.SelectContext(ctx, &cands, dueSQL, 4*limit, pq.StringArray(full))
 	if err != nil || len(cands) == 0 {
 		return nil, store.Translate(err)
 	}
@@ -95,6 +90,10 @@ func Claim(ctx context.Context, db *store.DB, limit, perEndpoint int, inflight m
 	return jobs, nil
 }
 
+// dueSQL reads due candidates from the due index whatever the table's
+// statistics say (migration 043).
+const dueSQL = `SELECT merchant_id, id, endpoint_id FROM webhook_due_deliveries($1, $2::text[])`
+
 // claimSQL leases the chosen deliveries that are still due (of enabled
 // endpoints) and returns them with their endpoint and event.
 //
@@ -108,10 +107,10 @@ func Claim(ctx context.Context, db *store.DB, limit, perEndpoint int, inflight m
 const claimSQL = `
 WITH leased AS (
 	UPDATE webhook_deliveries d SET attempts = d.attempts + 1,
-		next_attempt_at = clock_timestamp() + $3 * interval '1 microsecond', updated_at = clock_timestamp()
+		leased_until = clock_timestamp() + $3 * interval '1 microsecond', updated_at = clock_timestamp()
 	WHERE d.ctid = ANY (ARRAY(SELECT x.row FROM unnest($1::text[], $2::text[]) AS c(merchant_id, id)
 			CROSS JOIN LATERAL (SELECT f.ctid AS row FROM webhook_deliveries f WHERE f.id = c.id AND f.merchant_id = c.merchant_id OFFSET 0) x))
-		AND d.status = 'pending' AND d.next_attempt_at <= now()
+		AND d.status = 'pending' AND d.next_attempt_at <= now() AND (d.leased_until IS NULL OR d.leased_until <= now())
 		AND EXISTS (SELECT 1 FROM webhook_endpoints w WHERE w.id = d.endpoint_id AND w.merchant_id = d.merchant_id AND w.enabled)
 	RETURNING d.merchant_id, d.mode, d.id, d.event_id, d.endpoint_id, d.status, d.attempts, d.cycle_start,
 		d.next_attempt_at, d.last_attempt_at, d.last_status, d.last_error, d.created_at, d.updated_at
@@ -175,85 +174,6 @@ type Result struct {
 // OK reports whether the attempt acknowledged the delivery (any 2xx).
 func (r Result) OK() bool { return r.Err == "" && r.Status >= 200 && r.Status < 300 }
 
-// interruptedError is recorded for attempts whose worker died mid-request.
-const interruptedError = "no answer recorded: the daemon stopped during the attempt"
-
-// Record stores the attempt of a claimed job in tx and moves the delivery
-// on: succeeded on a 2xx; otherwise pending again after schedule[n-1] (n
-// counting attempts of the current cycle), or failed once the n-th attempt
-// exceeds the schedule: 1 + len(schedule) attempts in all. An exhausted job
-// (not sent) only marks the delivery failed. The delivery is changed only
-// while it is still at this attempt (a later claim after the lease expired
-// has moved it on). It returns the delivery's new status.
-func Record(ctx context.Context, tx *store.Tx, job Job, r Result, schedule []time.Duration) (string, error) {
-	for _, n := range job.Interrupted {
-		if err := insertAttempt(ctx, tx, job, n, job.UpdatedAt, nil, 0, ptr(interruptedError), ""); err != nil {
-			return "", err
-		}
-	}
-	n := job.Attempt - job.CycleStart
-	if r.NotSent {
-		_, err := tx.ExecContext(ctx, `UPDATE webhook_deliveries SET status = 'failed', next_attempt_at = clock_timestamp(),
-				last_error = coalesce(last_error, $4), updated_at = clock_timestamp()
-			WHERE merchant_id = $1 AND id = $2 AND attempts = $3`, job.MerchantID, job.ID, job.Attempt, interruptedError)
-		return StatusFailed, store.Translate(err)
-	}
-	body := cleanText(r.Body)
-	var errText, lastErr *string
-	if r.Err != "" {
-		e := cleanText([]byte(r.Err))
-		errText, lastErr = &e, &e
-	} else if !r.OK() {
-		e := fmt.Sprintf("HTTP %d", r.Status)
-		lastErr = &e
-	}
-	var status *int
-	if r.Status != 0 {
-		status = &r.Status
-	}
-	if err := insertAttempt(ctx, tx, job, job.Attempt, r.StartedAt, status, r.Latency, errText, body); err != nil {
-		return "", err
-	}
-	next, delay := StatusSucceeded, time.Duration(0)
-	if !r.OK() {
-		if n > len(schedule) {
-			next = StatusFailed
-		} else {
-			next, delay = StatusPending, schedule[n-1]
-		}
-	}
-	_, err := tx.ExecContext(ctx, recordSQL, job.MerchantID, job.ID, job.Attempt, next, delay.Microseconds(), r.StartedAt, status, lastErr)
-	return next, store.Translate(err)
-}
-
-// recordSQL moves a delivery on after an attempt (see Record).
-const recordSQL = `UPDATE webhook_deliveries SET status = $4,
-		next_attempt_at = clock_timestamp() + $5 * interval '1 microsecond',
-		last_attempt_at = $6, last_status = $7, last_error = $8, updated_at = clock_timestamp()
-	WHERE merchant_id = $1 AND id = $2 AND attempts = $3`
-
-func insertAttempt(ctx context.Context, tx *store.Tx, job Job, n int, at time.Time, status *int, latency time.Duration, errText *string, body string) error {
-	_, err := tx.ExecContext(ctx, `INSERT INTO webhook_attempts
-		(merchant_id, mode, delivery_id, attempt, started_at, status, latency_us, error, response_body)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT DO NOTHING`,
-		job.MerchantID, job.Mode, job.ID, n, at, status, latency.Microseconds(), errText, body)
-	return store.Translate(err)
-}
-
-func ptr[T any](v T) *T { return &v }
-
-// cleanText makes b storable as text: valid UTF-8, no NUL bytes.
-func cleanText(b []byte) string {
-	if len(b) > MaxResponseBody {
-		b = b[:MaxResponseBody]
-	}
-	s := string(b)
-	if !utf8.ValidString(s) {
-		s = strings.ToValidUTF8(s, "\uFFFD")
-	}
-	return strings.ReplaceAll(s, "\x00", "\uFFFD")
-}
-
 // NextDue returns when the earliest pending delivery that is not yet due
 // becomes due; ok is false when there is none.
 func NextDue(ctx context.Context, q store.Querier) (at time.Time, ok bool, err error) {
@@ -278,7 +198,8 @@ func QueueStats(ctx context.Context, q store.Querier) (Stats, error) {
 		AgeUS   *float64 `db:"age_us"`
 	}
 	err := q.GetContext(ctx, &row, `SELECT count(*) AS pending,
-		extract(epoch FROM now() - min(next_attempt_at) FILTER (WHERE next_attempt_at <= now())) * 1e6 AS age_us
+		extract(epoch FROM now() - min(next_attempt_at) FILTER (WHERE next_attempt_at <= now()
+			AND (leased_until IS NULL OR leased_until <= now()))) * 1e6 AS age_us
 		FROM webhook_deliveries WHERE status = 'pending'`)
 	st := Stats{Pending: row.Pending}
 	if row.AgeUS != nil {

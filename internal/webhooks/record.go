@@ -1,0 +1,148 @@
+package webhooks
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/lib/pq"
+
+	"github.com/tollgatehq/tollgate/internal/store"
+)
+
+// interruptedError is recorded for attempts whose worker died mid-request.
+const interruptedError = "no answer recorded: the daemon stopped during the attempt"
+
+// Answer is a claimed job and what its attempt produced.
+type Answer struct {
+	Job    Job
+	Result Result
+}
+
+// Record stores the attempts of claimed jobs in tx and moves each delivery
+// on: succeeded on a 2xx; otherwise pending again after schedule[n-1] (n
+// counting attempts of the current cycle), or failed once the n-th attempt
+// exceeds the schedule: 1 + len(schedule) attempts in all. An exhausted job
+// (not sent) only marks the delivery failed. A delivery is changed only
+// while it is still at the job's attempt (a later claim after the lease
+// expired has moved it on).
+//
+// The answers' attempts and changes are written by one statement, however
+// many there are: a recorder commits the answers that arrived together.
+func Record(ctx context.Context, tx *store.Tx, answers []Answer, schedule []time.Duration) error {
+	var w recordWrites
+	for _, a := range answers {
+		job, r := a.Job, a.Result
+		for _, n := range job.Interrupted {
+			w.attempt(job, n, job.UpdatedAt, nil, 0, ptr(interruptedError), "")
+		}
+		if r.NotSent {
+			_, err := tx.ExecContext(ctx, exhaustedSQL, job.MerchantID, job.ID, job.Attempt, interruptedError)
+			if err != nil {
+				return store.Translate(err)
+			}
+			continue
+		}
+		var errText, lastErr *string
+		if r.Err != "" {
+			e := cleanText([]byte(r.Err))
+			errText, lastErr = &e, &e
+		} else if !r.OK() {
+			e := fmt.Sprintf("HTTP %d", r.Status)
+			lastErr = &e
+		}
+		var status *int
+		if r.Status != 0 {
+			status = &r.Status
+		}
+		w.attempt(job, job.Attempt, r.StartedAt, status, r.Latency, errText, cleanText(r.Body))
+		next, delay := StatusSucceeded, time.Duration(0)
+		if n := job.Attempt - job.CycleStart; !r.OK() {
+			if n > len(schedule) {
+				next = StatusFailed
+			} else {
+				next, delay = StatusPending, schedule[n-1]
+			}
+		}
+		w.move(job, next, delay, r.StartedAt, status, lastErr)
+	}
+	if len(w.aDelivery) == 0 && len(w.mID) == 0 {
+		return nil
+	}
+	str, nint, nstr := func(v []string) any { return pq.StringArray(v) }, func(v []*int) any { return pq.GenericArray{A: v} },
+		func(v []*string) any { return pq.GenericArray{A: v} }
+	_, err := tx.ExecContext(ctx, recordSQL,
+		str(w.aMerchant), str(w.aMode), str(w.aDelivery), pq.Int64Array(w.aAttempt), str(w.aStarted), nint(w.aStatus),
+		pq.Int64Array(w.aLatency), nstr(w.aError), str(w.aBody),
+		str(w.mMerchant), str(w.mID), pq.Int64Array(w.mAttempt), str(w.mStatus), pq.Int64Array(w.mDelay), str(w.mStarted),
+		nint(w.mLast), nstr(w.mError))
+	return store.Translate(err)
+}
+
+// recordWrites is what Record writes, one array per column.
+type recordWrites struct {
+	// webhook_attempts rows
+	aMerchant, aMode, aDelivery, aStarted, aBody []string
+	aAttempt, aLatency                           []int64
+	aStatus                                      []*int
+	aError                                       []*string
+	// deliveries moved on
+	mMerchant, mID, mStatus, mStarted []string
+	mAttempt, mDelay                  []int64
+	mLast                             []*int
+	mError                            []*string
+}
+
+func (w *recordWrites) attempt(job Job, n int, at time.Time, status *int, latency time.Duration, errText *string, body string) {
+	w.aMerchant, w.aMode, w.aDelivery = append(w.aMerchant, job.MerchantID), append(w.aMode, string(job.Mode)), append(w.aDelivery, job.ID)
+	w.aAttempt, w.aStarted, w.aStatus = append(w.aAttempt, int64(n)), append(w.aStarted, at.UTC().Format(time.RFC3339Nano)), append(w.aStatus, status)
+	w.aLatency, w.aError, w.aBody = append(w.aLatency, latency.Microseconds()), append(w.aError, errText), append(w.aBody, body)
+}
+
+func (w *recordWrites) move(job Job, next string, delay time.Duration, started time.Time, status *int, lastErr *string) {
+	w.mMerchant, w.mID, w.mAttempt = append(w.mMerchant, job.MerchantID), append(w.mID, job.ID), append(w.mAttempt, int64(job.Attempt))
+	w.mStatus, w.mDelay, w.mStarted = append(w.mStatus, next), append(w.mDelay, delay.Microseconds()), append(w.mStarted, started.UTC().Format(time.RFC3339Nano))
+	w.mLast, w.mError = append(w.mLast, status), append(w.mError, lastErr)
+}
+
+// recordSQL inserts attempts and moves deliveries on (see Record). An
+// attempt already on record (an interrupted one recorded by an earlier
+// claim) is left as it is. Each delivery is found by a probe of its key in
+// a LATERAL subquery and updated by ctid, as in claimSQL: joined flat, the
+// plan made on a table without statistics hash-joined the arrays with a
+// read of every delivery. A delivery another transaction changed meanwhile
+// (its endpoint removed, say) has a new ctid and is left as that made it.
+const recordSQL = `WITH a AS (
+		INSERT INTO webhook_attempts (merchant_id, mode, delivery_id, attempt, started_at, status, latency_us, error, response_body)
+		SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::int[], $5::timestamptz[], $6::int[], $7::bigint[], $8::text[], $9::text[])
+		ON CONFLICT DO NOTHING
+	)
+	UPDATE webhook_deliveries d SET status = v.status, leased_until = NULL,
+		next_attempt_at = clock_timestamp() + v.delay_us * interval '1 microsecond',
+		last_attempt_at = v.started_at, last_status = v.last_status, last_error = v.last_error, updated_at = clock_timestamp()
+	FROM (SELECT x.row, v.* FROM unnest($10::text[], $11::text[], $12::int[], $13::text[], $14::bigint[], $15::timestamptz[], $16::int[], $17::text[])
+			AS v (merchant_id, id, attempt, status, delay_us, started_at, last_status, last_error)
+		CROSS JOIN LATERAL (SELECT f.ctid AS row FROM webhook_deliveries f WHERE f.merchant_id = v.merchant_id AND f.id = v.id OFFSET 0) x) v
+	WHERE d.ctid = v.row AND d.attempts = v.attempt`
+
+// exhaustedSQL marks failed a delivery whose claimed attempt was past its
+// cycle's limit, and so not sent.
+const exhaustedSQL = `UPDATE webhook_deliveries SET status = 'failed', next_attempt_at = clock_timestamp(), leased_until = NULL,
+		last_error = coalesce(last_error, $4), updated_at = clock_timestamp()
+	WHERE merchant_id = $1 AND id = $2 AND attempts = $3`
+
+func ptr[T any](v T) *T { return &v }
+
+// cleanText makes b storable as text: valid UTF-8, no NUL bytes.
+func cleanText(b []byte) string {
+	if len(b) > MaxResponseBody {
+		b = b[:MaxResponseBody]
+	}
+	s := string(b)
+	if !utf8.ValidString(s) {
+		s = strings.ToValidUTF8(s, "\uFFFD")
+	}
+	return strings.ReplaceAll(s, "\x00", "\uFFFD")
+}
