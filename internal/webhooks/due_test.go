@@ -28,13 +28,17 @@ func TestDueScanWalksTheIndexWhateverThePlannerThinks(t *testing.T) {
 			('mer_due', 'test', 'we_full', 'https://hooks.example.com/b', 's')`,
 		`INSERT INTO events (merchant_id, mode, id, type, data)
 			SELECT 'mer_due', 'test', 'evt_' || n, 'invoice.created', '{}' FROM generate_series(1, 5000) n`,
-		`INSERT INTO webhook_deliveries (merchant_id, mode, id, event_id, endpoint_id, next_attempt_at)
+		// Answered deliveries, and a few still due (one of them in flight,
+		// leased by a claim). Inserted as they are, not updated to it: a
+		// concurrent transaction elsewhere could keep the dead versions an
+		// update leaves from being pruned, and the leases below from
+		// finding room on their pages.
+		`INSERT INTO webhook_deliveries (merchant_id, mode, id, event_id, endpoint_id, next_attempt_at, status, leased_until)
 			SELECT 'mer_due', 'test', 'dlv_' || n, 'evt_' || n, CASE WHEN n % 2 = 0 THEN 'we_full' ELSE 'we_due' END,
-				now() - interval '1 hour' + n * interval '1 ms'
+				now() - interval '1 hour' + n * interval '1 ms',
+				CASE WHEN n IN (4001, 4002, 4003, 4005, 4999) THEN 'pending' ELSE 'succeeded' END,
+				CASE WHEN n = 4005 THEN now() + interval '1 minute' END
 			FROM generate_series(1, 5000) n`,
-		`UPDATE webhook_deliveries SET status = 'succeeded' WHERE id NOT IN ('dlv_4001', 'dlv_4002', 'dlv_4003', 'dlv_4005', 'dlv_4999')`,
-		// In flight: leased by a claim.
-		`UPDATE webhook_deliveries SET leased_until = now() + interval '1 minute' WHERE id = 'dlv_4005'`,
 		`ANALYZE webhook_deliveries`,
 	} {
 		if _, err := db.ExecContext(ctx, q); err != nil {
