@@ -114,8 +114,8 @@ func (o *Object) String(name string, min, max int) *string {
 	if v == nil {
 		return nil
 	}
-	var s string
-	if err := json.Unmarshal(v, &s); err != nil {
+	s, ok := stringValue(v)
+	if !ok {
 		o.fail(apperr.Field(name, "must be a string"))
 		return nil
 	}
@@ -173,8 +173,8 @@ func (o *Object) Time(name string) *time.Time {
 	if v == nil {
 		return nil
 	}
-	var s string
-	if err := json.Unmarshal(v, &s); err != nil {
+	s, ok := stringValue(v)
+	if !ok {
 		o.fail(apperr.Field(name, "must be an ISO-8601 date-time string"))
 		return nil
 	}
@@ -184,6 +184,18 @@ func (o *Object) Time(name string) *time.Time {
 		return nil
 	}
 	return &t
+}
+
+// stringValue decodes v, a valid JSON value (every value of an Object is),
+// when it is a string. Without escapes that is a copy of the bytes between
+// the quotes: encoding/json would validate it again and decode it through
+// reflection, a third of the daemon's time spent decoding a 500-event
+// batch, four strings an event.
+func stringValue(v json.RawMessage) (string, bool) {
+	if len(v) < 2 || v[0] != '"' {
+		return "", false
+	}
+	return unquote(v[1 : len(v)-1]), true
 }
 
 // Bool reads an optional boolean.

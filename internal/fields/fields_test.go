@@ -92,7 +92,7 @@ func TestFieldErrorsNameTheField(t *testing.T) {
 // FuzzDecode: arbitrary bodies never panic, and every failure is one of the
 // two request codes.
 func FuzzDecode(f *testing.F) {
-	for _, s := range []string{`{"amount":9000000,"description":"x"}`, `{"amount":"1","due_at":"2026-07-01T00:00:00Z"}`, `[`, `{"a":{"b":[1,2]}}`, "{\"s\":\"\xff\"}"} {
+	for _, s := range []string{`{"amount":9000000,"description":"x"}`, `{"amount":"1","due_at":"2026-07-01T00:00:00Z"}`, `[`, `{"a":{"b":[1,2]}}`, "{\"s\":\"\xff\"}", `{"s":"a\"b\\c\u00e9\ud83d\ude00","n":1,"t":true}`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
@@ -102,6 +102,18 @@ func FuzzDecode(f *testing.F) {
 				t.Fatalf("code %q", c)
 			}
 			return
+		}
+		// stringValue agrees with encoding/json on every value that passes
+		// the checks (the only ones it is given).
+		for k, v := range o.raw {
+			if valueProblem(v) != "" {
+				continue
+			}
+			got, ok := stringValue(v)
+			var want string
+			if err := json.Unmarshal(v, &want); ok != (err == nil) || got != want {
+				t.Fatalf("%s: stringValue(%s) = %q, %v; encoding/json: %q, %v", k, v, got, ok, want, err)
+			}
 		}
 		o.Amount("amount")
 		o.String("description", 1, 500)
