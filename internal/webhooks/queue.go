@@ -97,19 +97,20 @@ const dueSQL = `SELECT merchant_id, id, endpoint_id FROM webhook_due_deliveries(
 // claimSQL leases the chosen deliveries that are still due (of enabled
 // endpoints) and returns them with their endpoint and event.
 //
-// Each row is found by a probe of its key in a LATERAL subquery (OFFSET 0
-// keeps it from being flattened), the chosen deliveries updated by ctid:
-// joined flat, plans made before the tables had statistics walked every
-// due delivery once per chosen one, and every event of the merchant once
-// per delivery (10 ms a claim in the shared harness). A row another
-// claimer updated meanwhile has a new ctid and is skipped, as a row no
-// longer due would be.
+// Each row is found and locked by a probe of its key in a LATERAL subquery
+// (its locking clause keeps it from being flattened), the chosen deliveries
+// updated by ctid: joined flat, plans made before the tables had statistics
+// walked every due delivery once per chosen one, and every event of the
+// merchant once per delivery (10 ms a claim in the shared harness). A row
+// another claimer holds is skipped (SKIP LOCKED), not waited for; one it
+// has leased meanwhile is no longer due and is skipped too.
 const claimSQL = `
 WITH leased AS (
 	UPDATE webhook_deliveries d SET attempts = d.attempts + 1,
 		leased_until = clock_timestamp() + $3 * interval '1 microsecond', updated_at = clock_timestamp()
 	WHERE d.ctid = ANY (ARRAY(SELECT x.row FROM unnest($1::text[], $2::text[]) AS c(merchant_id, id)
-			CROSS JOIN LATERAL (SELECT f.ctid AS row FROM webhook_deliveries f WHERE f.id = c.id AND f.merchant_id = c.merchant_id OFFSET 0) x))
+			CROSS JOIN LATERAL (SELECT f.ctid AS row FROM webhook_deliveries f WHERE f.id = c.id AND f.merchant_id = c.merchant_id
+				FOR UPDATE SKIP LOCKED) x))
 		AND d.status = 'pending' AND d.next_attempt_at <= now() AND (d.leased_until IS NULL OR d.leased_until <= now())
 		AND EXISTS (SELECT 1 FROM webhook_endpoints w WHERE w.id = d.endpoint_id AND w.merchant_id = d.merchant_id AND w.enabled)
 	RETURNING d.merchant_id, d.mode, d.id, d.event_id, d.endpoint_id, d.status, d.attempts, d.cycle_start,
