@@ -4,7 +4,11 @@
 -- the table's six indexes, on top of the record's. leased_until is in no
 -- index, and pages keep room for the new versions (fillfactor), so a lease
 -- rewrites the row on its page and adds no index entry. The due scan skips
--- leased rows, at most the attempts in flight.
+-- leased rows, at most the attempts in flight. Leases taken before this
+-- migration (next_attempt_at moved past them) still hold. A daemon from
+-- before it does not see leased_until: a replica left running on the old
+-- version while new ones start may repeat an attempt in flight (delivery
+-- is at least once, keyed by the event id; attempt numbers stay unique).
 ALTER TABLE webhook_deliveries ADD COLUMN leased_until timestamptz;
 ALTER TABLE webhook_deliveries SET (fillfactor = 70);
 
