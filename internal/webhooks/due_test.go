@@ -21,7 +21,7 @@ func TestDueScanWalksTheIndexWhateverThePlannerThinks(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	db := testdb.Open(t)
-	for _, q := range []string{
+	execAll(t, db,
 		`INSERT INTO merchants (id, name) VALUES ('mer_due', 'due')`,
 		`INSERT INTO webhook_endpoints (merchant_id, mode, id, url, secret) VALUES
 			('mer_due', 'test', 'we_due', 'https://hooks.example.com/a', 's'),
@@ -40,11 +40,7 @@ func TestDueScanWalksTheIndexWhateverThePlannerThinks(t *testing.T) {
 				CASE WHEN n = 4005 THEN now() + interval '1 minute' END
 			FROM generate_series(1, 5000) n`,
 		`ANALYZE webhook_deliveries`,
-	} {
-		if _, err := db.ExecContext(ctx, q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
+	)
 	tx, err := db.BeginTxx(ctx, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -21,7 +21,7 @@ func TestRecordBatchMovesEachDeliveryOn(t *testing.T) {
 	ctx := context.Background()
 	db := testdb.Open(t)
 	schedule := []time.Duration{time.Minute, time.Hour}
-	for _, q := range []string{
+	execAll(t, db,
 		`INSERT INTO merchants (id, name) VALUES ('mer_rec', 'rec')`,
 		`INSERT INTO webhook_endpoints (merchant_id, mode, id, url, secret) VALUES ('mer_rec', 'test', 'we_rec', 'https://hooks.example.com/a', 's')`,
 		`INSERT INTO events (merchant_id, mode, id, type, data)
@@ -34,11 +34,7 @@ func TestRecordBatchMovesEachDeliveryOn(t *testing.T) {
 			('mer_rec', 'test', 'dlv_unsent', 'evt_4', 'we_rec', 4, now() + interval '15 seconds'),
 			('mer_rec', 'test', 'dlv_resumed', 'evt_5', 'we_rec', 2, now() + interval '15 seconds'),
 			('mer_rec', 'test', 'dlv_moved', 'evt_6', 'we_rec', 3, now() + interval '15 seconds')`,
-	} {
-		if _, err := db.ExecContext(ctx, q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
+	)
 	job := func(id string, attempt int, interrupted ...int) Job {
 		return Job{Delivery: Delivery{MerchantID: "mer_rec", Mode: tenant.Test, ID: id, UpdatedAt: time.Now()},
 			Attempt: attempt, Interrupted: interrupted}
@@ -105,4 +101,14 @@ func deref(s *string) string {
 		return "<nil>"
 	}
 	return *s
+}
+
+// execAll runs a test's setup statements, failing it on the first error.
+func execAll(t *testing.T, db *store.DB, stmts ...string) {
+	t.Helper()
+	for _, q := range stmts {
+		if _, err := db.ExecContext(context.Background(), q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
 }
