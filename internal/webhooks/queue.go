@@ -45,8 +45,8 @@ type Job struct {
 // It takes two short statements: the due candidates are read from the due
 // index (walked in order, with a primary-key probe of the endpoint per row:
 // dueSQL), chosen here within each endpoint's room, and leased by id, an
-// UPDATE that re-checks each row is still due, so of two claimers racing
-// for a row one gets it.
+// UPDATE that locks each row SKIP LOCKED and re-checks it is still due, so
+// of two claimers racing for a row one gets it and the other moves on.
 func Claim(ctx context.Context, db *store.DB, limit, perEndpoint int, inflight map[string]int, lease time.Duration) ([]Job, error) {
 	var cands []struct {
 		MerchantID string `db:"merchant_id"`
