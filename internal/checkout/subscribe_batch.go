@@ -136,7 +136,7 @@ func writeActivations(ctx context.Context, db *store.DB, calls []*batch.Call[act
 		typ := events.SubscriptionActive
 		eventTypes[i], guess[i], wallets[i], ahead[i] = &typ, w.guess, w.wallet, w.aheadUS
 	}
-	arr := func(a []*string) any { return pq.GenericArray{A: a} }
+	arr := func(a []*string) any { return store.NullTexts(a) }
 	var out []struct {
 		subscriptions.Subscription
 		Deliveries int `db:"deliveries"`

@@ -103,7 +103,7 @@ func (w *writes) write(ctx context.Context, tx *store.Tx) error {
 		return nil
 	}
 	str, i64, nstr := func(v []string) any { return pq.StringArray(v) }, func(v []int64) any { return pq.Int64Array(v) },
-		func(v []*string) any { return pq.GenericArray{A: v} }
+		func(v []*string) any { return store.NullTexts(v) }
 	var n int
 	err := tx.GetContext(ctx, &n, writeSQL,
 		str(w.opM), str(w.opMode), str(w.opID), str(w.opAcct), str(w.opCus), str(w.opKind), i64(w.opAmount), i64(w.opCovered), i64(w.opBalance),

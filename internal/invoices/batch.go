@@ -93,8 +93,8 @@ func (c *Creates) insert(calls []*batch.Call[createCall, createResult]) map[stri
 	}
 	var invs []Invoice
 	if err := c.db.SelectContext(ctx, &invs, createBatchSQL, pq.StringArray(merchants), pq.StringArray(modes), pq.StringArray(ids),
-		pq.Int64Array(amounts), pq.StringArray(descriptions), pq.GenericArray{A: memos}, pq.GenericArray{A: numbers},
-		pq.GenericArray{A: recipients}, pq.GenericArray{A: dues}, pq.StringArray(created)); err != nil {
+		pq.Int64Array(amounts), pq.StringArray(descriptions), store.NullTexts(memos), store.NullTexts(numbers),
+		store.NullTexts(recipients), store.NullTexts(dues), pq.StringArray(created)); err != nil {
 		return nil
 	}
 	stored := make(map[string]Invoice, len(invs))

@@ -170,8 +170,8 @@ func InsertMany(ctx context.Context, tx *store.Tx, ps []Payment) error {
 		ON CONFLICT (merchant_id, mode, settlement_key) DO NOTHING`,
 		pq.StringArray(merchants), pq.StringArray(modes), pq.StringArray(ids), pq.StringArray(payers), pq.StringArray(payees),
 		pq.StringArray(networks), pq.StringArray(hashes), pq.StringArray(statuses), pq.StringArray(keys),
-		pq.GenericArray{A: invoices}, pq.GenericArray{A: subs}, pq.GenericArray{A: custs}, pq.GenericArray{A: lines},
-		pq.StringArray(amounts), pq.GenericArray{A: confirmed}, pq.GenericArray{A: starts}, pq.GenericArray{A: ends}, pq.StringArray(created))
+		store.NullTexts(invoices), store.NullTexts(subs), store.NullTexts(custs), store.NullTexts(lines),
+		pq.StringArray(amounts), store.NullTexts(confirmed), store.NullTexts(starts), store.NullTexts(ends), pq.StringArray(created))
 	if err != nil {
 		return store.Translate(err)
 	}

@@ -256,7 +256,7 @@ func insertSettlements(ctx context.Context, tx *store.Tx, s tenant.Scope, ss []S
 		SELECT $1, $2, * FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::numeric[], $9::text[], $10::text[], $11::text[], $12::timestamptz[])
 		ON CONFLICT DO NOTHING`,
 		s.MerchantID, s.Mode, pq.StringArray(keys), pq.StringArray(kinds), pq.StringArray(nonces), pq.StringArray(payers), pq.StringArray(payees),
-		pq.StringArray(amounts), pq.StringArray(statuses), pq.GenericArray{A: reasons}, pq.StringArray(hashes), pq.StringArray(ats))
+		pq.StringArray(amounts), pq.StringArray(statuses), store.NullTexts(reasons), pq.StringArray(hashes), pq.StringArray(ats))
 	if err != nil {
 		return store.Translate(err)
 	}

@@ -59,9 +59,9 @@ func save(ctx context.Context, tx *store.Tx, xs ...Subscription) ([]Subscription
 	}
 	var out []Subscription
 	err := tx.SelectContext(ctx, &out, saveSQL, pq.StringArray(merchants), pq.StringArray(ids), pq.StringArray(statuses), pq.Int64Array(idx),
-		pq.GenericArray{A: cps}, pq.GenericArray{A: cpe}, pq.GenericArray{A: cancel}, pq.GenericArray{A: ended},
-		pq.GenericArray{A: latest}, pq.GenericArray{A: next}, pq.GenericArray{A: failed}, pq.Int64Array(retries),
-		pq.GenericArray{A: oa}, pq.GenericArray{A: ol}, pq.GenericArray{A: os}, pq.GenericArray{A: oe})
+		store.NullTexts(cps), store.NullTexts(cpe), store.NullTexts(cancel), store.NullTexts(ended),
+		store.NullTexts(latest), store.NullTexts(next), store.NullTexts(failed), pq.Int64Array(retries),
+		store.NullTexts(oa), store.NullTexts(ol), store.NullTexts(os), store.NullTexts(oe))
 	return out, store.Translate(err)
 }
 

@@ -72,7 +72,7 @@ func Record(ctx context.Context, tx *store.Tx, answers []Answer, schedule []time
 		return nil
 	}
 	str, nint, nstr := func(v []string) any { return pq.StringArray(v) }, func(v []*int) any { return pq.GenericArray{A: v} },
-		func(v []*string) any { return pq.GenericArray{A: v} }
+		func(v []*string) any { return store.NullTexts(v) }
 	_, err := tx.ExecContext(ctx, recordSQL,
 		str(w.aMerchant), str(w.aMode), str(w.aDelivery), pq.Int64Array(w.aAttempt), str(w.aStarted), nint(w.aStatus),
 		pq.Int64Array(w.aLatency), nstr(w.aError), str(w.aBody),
