@@ -2,6 +2,7 @@ package metering
 
 import (
 	"context"
+	"database/sql"
 	"sort"
 
 	"github.com/lib/pq"
@@ -36,7 +37,8 @@ WITH lk AS MATERIALIZED (
 	ON CONFLICT ON CONSTRAINT customers_external DO NOTHING
 	RETURNING id, external_customer_id
 )
-SELECT id, external_customer_id FROM found, lk UNION ALL SELECT id, external_customer_id FROM ins`
+SELECT coalesce(array_agg(id), '{}') AS ids, coalesce(array_agg(external_customer_id), '{}') AS exts
+FROM (SELECT id, external_customer_id FROM found, lk UNION ALL SELECT id, external_customer_id FROM ins) r`
 
 // resolveCustomers sets Event.CustomerID for the valid inputs that name a
 // customer, the batch form of customers.Resolve: customer_id must exist
@@ -69,20 +71,25 @@ func resolveCustomers(ctx context.Context, q store.Querier, s tenant.Scope, ins 
 		for i := range exts {
 			newIDs[i] = id.New("cus")
 		}
-		var rows []struct {
-			ID  string  `db:"id"`
-			Ext *string `db:"external_customer_id"`
+		// The customers come back as two arrays in one row. As ~400 rows a
+		// 500-event batch, reading them through database/sql cost the daemon
+		// more CPU than the statement cost PostgreSQL (0.7 ms against 0.5).
+		var found struct {
+			IDs  pq.StringArray `db:"ids"`
+			Exts nullTexts      `db:"exts"`
 		}
-		err := q.SelectContext(ctx, &rows, resolveCustomersSQL, s.MerchantID, s.Mode, pq.StringArray(ids), pq.StringArray(exts), pq.StringArray(newIDs),
+		err := q.GetContext(ctx, &found, resolveCustomersSQL, s.MerchantID, s.Mode, pq.StringArray(ids), pq.StringArray(exts), pq.StringArray(newIDs),
 			usageLockSpace, usageLockKey(s))
 		if err != nil {
 			return store.Translate(err)
 		}
-		for _, r := range rows {
-			byID[r.ID] = r.Ext
-			if r.Ext != nil {
-				byExt[*r.Ext] = r.ID
+		for n, cid := range found.IDs {
+			var ext *string
+			if found.Exts[n].Valid {
+				ext = &found.Exts[n].String
+				byExt[*ext] = cid
 			}
+			byID[cid] = ext
 		}
 		// Ids that do not exist will not appear on a retry either.
 		ids = nil
@@ -122,6 +129,11 @@ func resolveCustomers(ctx context.Context, q store.Querier, s tenant.Scope, ins 
 	}
 	return nil
 }
+
+// nullTexts scans a text[] whose elements may be NULL.
+type nullTexts []sql.NullString
+
+func (n *nullTexts) Scan(src any) error { return pq.Array((*[]sql.NullString)(n)).Scan(src) }
 
 func sortedKeys(m map[string]bool) []string {
 	out := make([]string, 0, len(m))

@@ -197,7 +197,7 @@ WITH input AS (
 	WHERE w.merchant_id = $1 AND w.mode = $2 AND w.customer_id = a.customer_id AND w.meter_id = a.meter_id AND w.owner = a.owner
 	RETURNING 1
 )
-SELECT id, created_at FROM inserted`
+SELECT coalesce(array_agg(id), '{}') AS ids, min(created_at) AS created_at FROM inserted`
 
 // write stores the accepted events of res (skipping in-request repeats
 // listed in dupOf) and fills in their ids. Events whose key was already
@@ -235,19 +235,22 @@ func write(ctx context.Context, q store.Querier, s tenant.Scope, res []Result, d
 		props = append(props, jsonText(e.Properties))
 		keys = append(keys, e.IdempotencyKey)
 	}
-	var rows []struct {
-		ID        string    `db:"id"`
-		CreatedAt time.Time `db:"created_at"`
+	// One row, the stored ids as an array: scanning 500 rows was 8% of the
+	// daemon's CPU on ingestion. Every stored event has the same
+	// created_at ($10 as PostgreSQL stored it).
+	var out struct {
+		IDs       pq.StringArray `db:"ids"`
+		CreatedAt *time.Time     `db:"created_at"`
 	}
-	err := q.SelectContext(ctx, &rows, writeSQL, s.MerchantID, s.Mode, pq.StringArray(ids), pq.StringArray(meterIDs),
-		pq.GenericArray{A: custs}, pq.Int64Array(values), pq.StringArray(stamps), pq.GenericArray{A: props}, pq.GenericArray{A: keys}, now)
+	err := q.GetContext(ctx, &out, writeSQL, s.MerchantID, s.Mode, pq.StringArray(ids), pq.StringArray(meterIDs),
+		store.NullTexts(custs), pq.Int64Array(values), pq.StringArray(stamps), store.NullTexts(props), store.NullTexts(keys), now)
 	if err != nil {
 		return store.Translate(err)
 	}
-	stored := map[string]bool{}
-	for _, r := range rows {
-		stored[r.ID] = true
-		res[byID[r.ID]].Event.CreatedAt = r.CreatedAt
+	stored := make(map[string]bool, len(out.IDs))
+	for _, eid := range out.IDs {
+		stored[eid] = true
+		res[byID[eid]].Event.CreatedAt = *out.CreatedAt
 	}
 	var replayed []int
 	for _, eid := range ids {
@@ -373,7 +376,7 @@ func byKeys(ctx context.Context, q store.Querier, s tenant.Scope, keys []string,
 		JOIN meter_event_keys k ON k.merchant_id = $1 AND k.mode = $2 AND k.idempotency_key = r.ikey
 		JOIN meter_events e ON e.merchant_id = k.merchant_id AND e.id = k.event_id AND e.event_timestamp = k.event_timestamp
 		JOIN meters m ON m.merchant_id = e.merchant_id AND m.id = e.meter_id`,
-		s.MerchantID, s.Mode, pq.StringArray(keys), pq.GenericArray{A: props})
+		s.MerchantID, s.Mode, pq.StringArray(keys), store.NullTexts(props))
 	if err != nil {
 		return nil, store.Translate(err)
 	}
