@@ -172,6 +172,8 @@ func NewRootCmd(f *Factory) *cobra.Command {
 		newTUICmd(f),
 		newMCPCmd(f),
 	)
+	root.SetHelpCommand(newHelpCmd(f))
+	withTopics(root)
 	usageArgs(root)
 	strictGroups(root)
 	return root
