@@ -44,6 +44,7 @@ func (s *Server) toolRoutes() []route {
 		{pattern: "OPTIONS " + mcpPath, plain: preflight},
 		{pattern: mcpPath, plain: cors(s.mcpMethodNotAllowed)},
 		{pattern: "GET /openapi.json", plain: cors(s.openAPI)},
+		{pattern: "GET /docs", plain: s.apiDocs, compress: true},
 	}
 }
 
