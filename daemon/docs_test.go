@@ -39,7 +39,9 @@ func TestDocsPage(t *testing.T) {
 
 	_, _, raw := b.raw("GET", "/openapi.json", "", "")
 	var doc struct {
-		Paths    map[string]map[string]struct{ OperationID string `json:"operationId"` }
+		Paths map[string]map[string]struct {
+			OperationID string `json:"operationId"`
+		}
 		Webhooks map[string]any
 	}
 	if err := json.Unmarshal([]byte(raw), &doc); err != nil {
