@@ -10,7 +10,7 @@ import (
 	"unicode"
 )
 
-// Error codes the API returns (SPEC.md, Errors), for comparing with
+// Error codes the API returns in its error envelope, for comparing with
 // Error.Code.
 const (
 	CodeUnauthorized       = "unauthorized"

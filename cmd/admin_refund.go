@@ -164,7 +164,7 @@ func (f *Factory) refundAuthorization(ctx context.Context, r *chainrail.Rail, pr
 }
 
 // merchantNow is the merchant's time for s: the wall clock, plus the test
-// clock's offset in test mode (DESIGN.md: test-mode timestamps follow it).
+// clock's offset in test mode (every test-mode timestamp follows the clock).
 func merchantNow(ctx context.Context, d *database, s tenant.Scope) time.Time {
 	ahead, _ := testclock.Ahead(ctx, d.DB, s.MerchantID)
 	if s.Mode != tenant.Test {

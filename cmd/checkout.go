@@ -9,8 +9,8 @@ import (
 	"github.com/tollgatehq/tollgate/internal/rail"
 )
 
-// magicWallets are test mode's payer wallets and what each does (DESIGN.md),
-// for --wallet's completion and help.
+// magicWallets are test mode's payer wallets and what each does, for
+// --wallet's completion and help (the payments guide has the same table).
 var magicWallets = [][2]string{
 	{rail.WalletSucceeds, "every payment and charge succeeds"},
 	{rail.WalletInsufficient, "insufficient funds: every payment and charge fails"},

@@ -161,7 +161,7 @@ func TestMeterSendFile(t *testing.T) {
 		t.Fatalf("single: %d %s %s", r.code, r.stdout, r.stderr)
 	}
 	// A replay is the same event under the same key (a key reused for
-	// another event is refused: DESIGN.md, Decisions).
+	// another event is refused).
 	r = u.cli(t, "", "meter", "send", "--event-name", "tokens", "--value", "4", "--external-customer-id", "solo", "--property", "model=x",
 		"--idempotency-key", *ev.IdempotencyKey)
 	if r.code != 0 || !strings.Contains(r.stdout, "Already recorded") {

@@ -27,7 +27,7 @@ type pricingFlags struct {
 	Model         string   // --pricing-model, the whole object as JSON
 }
 
-// pricingModel is the JSON the flags build, in SPEC.md's camelCase: amounts
+// pricingModel is the JSON the flags build, in the API's camelCase: amounts
 // as strings of base units, unit counts as integers.
 type pricingModel struct {
 	Kind          string        `json:"kind"`

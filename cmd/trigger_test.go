@@ -95,7 +95,7 @@ func TestTriggerEveryEvent(t *testing.T) {
 func TestTriggerOutputAndRefusals(t *testing.T) {
 	t.Parallel()
 	db, _ := eventsDB(t)
-	d := startEventsDaemon(t, db, func(c *daemon.Config) { c.RateLimits = false }) // DESIGN.md's dunning: three retries
+	d := startEventsDaemon(t, db, func(c *daemon.Config) { c.RateLimits = false }) // the default dunning: three retries
 	ctx := context.Background()
 	m, key := merchantKey(t, db)
 	u := &usageAPI{url: d.URL, key: key, db: db, c: client.New(d.URL, key)}

@@ -72,7 +72,7 @@ type tierRow struct{ Range, Unit string }
 
 type walletButton struct{ Address, Label string }
 
-// walletLabel says what a magic wallet does (DESIGN.md).
+// walletLabel says what a magic wallet does.
 func walletLabel(address string) string {
 	switch address {
 	case rail.WalletSucceeds:

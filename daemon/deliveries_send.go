@@ -14,8 +14,9 @@ import (
 	"github.com/tollgatehq/tollgate/internal/webhooks"
 )
 
-// Delivery request headers beyond SPEC.md's x-wc-signature and
-// wc-event-type.
+// Delivery request headers besides x-wc-signature: the event's type, which
+// receivers may route on, and the ids and attempt number that help them
+// deduplicate and debug.
 const (
 	headerEventType       = "wc-event-type"
 	headerEventID         = "wc-event-id"

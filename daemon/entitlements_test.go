@@ -91,7 +91,7 @@ func TestEntitlementBoolean(t *testing.T) {
 	_, err = c.GrantEntitlement(ctx, client.EntitlementGrantParams{FeatureKey: "sso", CustomerID: g.CustomerID, LimitValue: "5"})
 	apiErr(t, err, 400, "invalid_request")
 	// An active_until already past is granted (201) and checks as expired
-	// at once (DESIGN.md, Decisions).
+	// at once.
 	var resp client.Response
 	past, err := c.GrantEntitlement(ctx, client.EntitlementGrantParams{FeatureKey: "sso", CustomerID: g.CustomerID, ActiveUntil: ptr(time.Now().Add(-time.Hour))},
 		client.CaptureResponse(&resp))

@@ -14,8 +14,8 @@ import (
 	"github.com/tollgatehq/tollgate/internal/tenant"
 )
 
-// Every event's data is the REST object of the same change (DESIGN.md,
-// "Money path"): the operation encodes both with the one wire form. For each
+// Every event's data is the REST object of the same change: the operation
+// encodes both with the one wire form. For each
 // event type emitted today, the change is made through the API and the
 // event's data compared with the response.
 func TestEventDataIsTheRESTObject(t *testing.T) {

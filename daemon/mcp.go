@@ -137,7 +137,7 @@ func (t tool) scope() string {
 
 // toolHandler runs one tool call: the scope and mode checks, then the
 // entry's run on the arguments. Failures of the operation are tool errors
-// carrying SPEC.md's code and message.
+// carrying the REST error's code and message.
 func (s *Server) toolHandler(t tool) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		p, ok := ctx.Value(mcpPrincipalKey{}).(MCPPrincipal)

@@ -16,7 +16,7 @@ import (
 	"github.com/tollgatehq/tollgate/internal/tenant"
 )
 
-// The tools of SPEC.md that exist today, in its order.
+// The tool server's tools, in the order tools/list gives them.
 var wantTools = []string{
 	"create_invoice", "create_meter", "create_feature", "create_meter_event", "grant_credits", "debit_credits",
 	"get_credit_balance", "grant_entitlement", "check_entitlement", "list_payments", "list_subscriptions",

@@ -22,13 +22,14 @@ import (
 	"github.com/tollgatehq/tollgate/internal/wire"
 )
 
-// The tool registry: one entry per tool of SPEC.md's "Tool server". Each
+// The tool registry: one entry per tool of the tool server. Each
 // entry's run is its REST endpoint's body without the HTTP: the same
 // exported decoder (fields from the tool's argument object), the same
 // operation, the same Wire form. Schemas come from the entry's in and out
-// types through package apispec, like the OpenAPI document's. Beyond
-// SPEC.md's list: the read-only get_invoice, get_payment and
-// get_subscription, and advance_test_clock for test-mode credentials.
+// types through package apispec, like the OpenAPI document's. Besides the
+// creates, grants, checks and lists, the registry has the read-only
+// get_invoice, get_payment and get_subscription, and advance_test_clock for
+// test-mode credentials.
 
 // tool is one entry of the registry.
 type tool struct {
@@ -60,7 +61,7 @@ type toolCall struct {
 
 func typeOf[T any]() reflect.Type { return reflect.TypeFor[T]() }
 
-// toolTable returns the registry, in SPEC.md's order.
+// toolTable returns the registry, in the order tools/list gives it.
 func toolTable() []tool {
 	return []tool{
 		{

@@ -49,7 +49,7 @@ func TestMeterEventSingle(t *testing.T) {
 		t.Fatalf("event %s", e.Raw)
 	}
 	// A replay of the same event returns the original, 200; the key
-	// reused for another event is refused (DESIGN.md, Decisions).
+	// reused for another event is refused.
 	var resp client.Response
 	again, err := c.SendMeterEvent(ctx, client.MeterEventParams{EventName: "sum", Value: "42", ExternalCustomerID: "u1",
 		IdempotencyKey: "k1", Properties: json.RawMessage(`{ "region" : "eu" }`)}, client.CaptureResponse(&resp))

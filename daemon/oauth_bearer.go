@@ -36,7 +36,7 @@ type MCPPrincipal struct {
 func (p MCPPrincipal) Has(scope string) bool { return slices.Contains(p.Scopes, scope) }
 
 // RateKey is the credential the rate limiter counts against: the API key,
-// or for an OAuth token its merchant, mode and client (DESIGN.md), so one
+// or for an OAuth token its merchant, mode and client together, so one
 // client's many refreshed tokens share one budget.
 func (p MCPPrincipal) RateKey() string {
 	if p.ClientID == "" {

@@ -8,8 +8,8 @@ import (
 	"github.com/tollgatehq/tollgate/internal/wire"
 )
 
-// moneyOperations describes the money path's routes (DESIGN.md "Money
-// path").
+// moneyOperations describes the money path's routes: plans, reads of one
+// object, voiding, cancelling, the upcoming charge and the test clock.
 func moneyOperations() map[string]apispec.Operation {
 	invalid := errs(apperr.InvalidJSON, apperr.InvalidRequest)
 	notFound := errs(apperr.ResourceNotFound)

@@ -323,7 +323,7 @@ func asErr(err error, target **client.Error) bool {
 	return ok
 }
 
-// POST /v1/plans refuses every bad field with SPEC.md's code, naming it.
+// POST /v1/plans refuses every bad field with its error code, naming it.
 func TestPlanValidation(t *testing.T) {
 	t.Parallel()
 	f := setupMoney(t)

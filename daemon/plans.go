@@ -11,7 +11,9 @@ import (
 	"github.com/tollgatehq/tollgate/internal/testclock"
 )
 
-// The money path's REST endpoints (DESIGN.md "Money path").
+// The money path's REST endpoints: plans, reads of one object, voiding,
+// cancelling, the upcoming charge and the test clock (see the payments
+// guide, cmd/help/payments.md).
 
 func (s *Server) createPlan(w http.ResponseWriter, r *http.Request, p auth.Principal) error {
 	o, err := s.decodeBody(w, r)

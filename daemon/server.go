@@ -145,7 +145,7 @@ func (s *Server) routes() []route {
 		{pattern: "GET /v1/customers/{customer}", class: ratelimit.ClassList, api: s.getCustomer},
 		{pattern: "GET /v1/customers/{customer}/entitlements/{feature_key}", class: ratelimit.ClassEntitlementCheck, api: s.checkEntitlement},
 
-		// The money path (DESIGN.md): plans, reads of one object, invoice
+		// The money path: plans, reads of one object, invoice
 		// voiding, subscription cancel and upcoming charge, test clocks.
 		{pattern: "POST /v1/plans", class: ratelimit.ClassCreate, creates: true, api: s.createPlan},
 		{pattern: "GET /v1/invoices/{id}", class: ratelimit.ClassList, api: s.getInvoice},

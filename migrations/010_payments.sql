@@ -1,4 +1,4 @@
--- The money path (DESIGN.md "Money path"): products and plans, payments of
+-- The money path: products and plans, payments of
 -- invoices and subscriptions, subscriptions and their billing state,
 -- refunds, and the test-mode settlement rail's ledger.
 

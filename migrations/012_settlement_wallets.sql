@@ -1,6 +1,6 @@
 -- Settlement wallets: where a merchant's payments go, per mode. A wallet is
 -- set only with the wallet's own signature (EIP-191 personal_sign) over a
--- single-use challenge, never over the API (SPEC.md), and every wallet a
+-- single-use challenge, never over the API, and every wallet a
 -- merchant ever had is kept with its times.
 
 -- A challenge is the exact message the wallet signs. Only a merchant's

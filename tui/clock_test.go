@@ -15,7 +15,7 @@ import (
 	"github.com/tollgatehq/tollgate/tui"
 )
 
-// clockServer answers the test clock endpoints as DESIGN.md specifies them
+// clockServer answers the test clock endpoints as the API describes them
 // (the daemon's are being built elsewhere), and an empty event feed.
 func clockServer(t *testing.T) *httptest.Server {
 	t.Helper()

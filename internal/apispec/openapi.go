@@ -10,7 +10,7 @@ import (
 	"strings"
 )
 
-// Version is the description's info.version (SPEC.md, "Versioning").
+// Version is the description's info.version.
 const Version = "1.0.0"
 
 // Param is a path, query or header parameter.

@@ -52,7 +52,7 @@ var (
 func (g *Generator) Request(t reflect.Type) Schema { return g.of(t, true) }
 
 // Response returns the schema of a response (wire) type: objects are open,
-// since SPEC.md allows extra fields.
+// since the API may add fields to its answers.
 func (g *Generator) Response(t reflect.Type) Schema { return g.of(t, false) }
 
 // RequestOf is Request for T.
@@ -193,7 +193,7 @@ func applyKeywords(s Schema, tag string) error {
 // ErrorSchema is the error envelope {"error":{"code","message"}}; with
 // codes, code is limited to them.
 func ErrorSchema(codes ...string) Schema {
-	code := Schema{"type": "string", "description": "A code of SPEC.md's error table."}
+	code := Schema{"type": "string", "description": "A machine-readable error code; the message says more."}
 	if len(codes) > 0 {
 		vals := make([]any, len(codes))
 		for i, c := range codes {

@@ -1,5 +1,5 @@
-// Package apperr defines the error codes of the API contract (SPEC.md, Errors)
-// and the error type every domain package returns. The daemon maps codes to
+// Package apperr defines the API's error codes and the error type every
+// domain package returns. The daemon maps codes to
 // HTTP statuses in one table; the client maps them back.
 package apperr
 
@@ -9,7 +9,7 @@ import (
 	"unicode/utf8"
 )
 
-// Code is one of the machine-readable error codes of SPEC.md.
+// Code is one of the API's machine-readable error codes.
 type Code string
 
 // The spec's codes, plus service_unavailable and internal_error, which the
@@ -30,7 +30,7 @@ const (
 	ResourceNotFound Code = "resource_not_found"
 	MethodNotAllowed Code = "method_not_allowed"
 	RateLimited      Code = "rate_limited"
-	// The money path's codes (DESIGN.md "Money path": checkout).
+	// The money path's codes (checkout and payments).
 	PaymentFailed      Code = "payment_failed"
 	InvoiceNotOpen     Code = "invoice_not_open"
 	AlreadySubscribed  Code = "already_subscribed"

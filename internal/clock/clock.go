@@ -1,6 +1,6 @@
 // Package clock is where the daemon and its jobs take the time from, so
 // tests can fix it and test mode can run a merchant's time ahead of the
-// wall clock (a test clock: DESIGN.md, "Test clocks").
+// wall clock (a test clock).
 //
 // A merchant's test clock is an offset from the wall clock, kept in
 // PostgreSQL (test_clocks) so replicas agree; it only ever grows. Live mode,

@@ -10,7 +10,8 @@ import (
 	"github.com/tollgatehq/tollgate/internal/tenant"
 )
 
-// Balance is a customer's credit balance (SPEC.md's credit balance).
+// Balance is a customer's credit balance, as
+// GET /v1/customers/{id}/credit_balance answers it.
 type Balance struct {
 	CustomerID string
 	// AccountID is empty when the customer was never granted credits; the

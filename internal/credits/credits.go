@@ -44,7 +44,7 @@ import (
 	"github.com/tollgatehq/tollgate/internal/tenant"
 )
 
-// Limits and defaults of SPEC.md.
+// Limits and defaults of the credit endpoints.
 const (
 	MaxReasonLen         = 300
 	MaxIdempotencyKeyLen = 255
@@ -70,7 +70,7 @@ type DebitInput struct {
 	IdempotencyKey *string
 }
 
-// Validate applies SPEC.md's field rules at now; errors are invalid_request
+// Validate applies the API's field rules at now; errors are invalid_request
 // naming the field, or customer_required.
 func (in *GrantInput) Validate(now time.Time) error {
 	if err := validateCommon(in.Customer, in.Amount, in.Reason, in.IdempotencyKey); err != nil {
@@ -88,7 +88,7 @@ func (in *GrantInput) Validate(now time.Time) error {
 	return nil
 }
 
-// Validate applies SPEC.md's field rules; errors are invalid_request naming
+// Validate applies the API's field rules; errors are invalid_request naming
 // the field, or customer_required.
 func (in *DebitInput) Validate() error {
 	return validateCommon(in.Customer, in.Amount, in.Reason, in.IdempotencyKey)
@@ -121,7 +121,7 @@ func reasonOr(r *string, def string) string {
 	return *r
 }
 
-// GrantResult is the outcome of a grant (SPEC.md's credit grant result).
+// GrantResult is the outcome of a grant (POST /v1/credit_grants).
 type GrantResult struct {
 	CustomerID   string
 	AccountID    string
@@ -131,7 +131,7 @@ type GrantResult struct {
 	Deduplicated bool
 }
 
-// DebitResult is the outcome of a debit (SPEC.md's credit debit result).
+// DebitResult is the outcome of a debit (POST /v1/credit_debits).
 type DebitResult struct {
 	CustomerID   string
 	AccountID    string

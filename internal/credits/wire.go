@@ -47,7 +47,7 @@ func (r DebitResult) Wire() wire.CreditDebit {
 }
 
 // Wire returns the balance's public form: account_id, granted and consumed
-// only when the customer has a credit account, as SPEC.md says.
+// only when the customer has a credit account.
 func (b Balance) Wire() wire.CreditBalance {
 	j := wire.CreditBalance{Object: "credit_balance", CustomerID: b.CustomerID, Balance: b.Balance.String(), Currency: "usdc"}
 	if b.AccountID != "" {

@@ -14,7 +14,7 @@ import (
 	"github.com/tollgatehq/tollgate/internal/wire"
 )
 
-// Check reasons (SPEC.md, Entitlement check result).
+// Check reasons, as the entitlement check answers them.
 const (
 	Active        = "active"
 	Grace         = "grace"

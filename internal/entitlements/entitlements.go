@@ -121,7 +121,7 @@ func (in *GrantInput) Validate(now time.Time) error {
 		return apperr.Field("limit_value", "must be a non-negative integer")
 	}
 	// An active_until already past is accepted and checks as expired at
-	// once (DESIGN.md, Decisions); only a start the caller chose must
+	// once; only a start the caller chose must
 	// precede it.
 	if in.StartsAt != nil && in.ActiveUntil != nil && !in.ActiveUntil.After(*in.StartsAt) {
 		return apperr.Field("active_until", "must be after the grant starts (%s)", in.StartsAt.UTC().Format(time.RFC3339))
@@ -254,7 +254,7 @@ func RevokeTx(ctx context.Context, tx *store.Tx, grantID string, now time.Time) 
 	return g, store.Translate(err)
 }
 
-// Subscription states as entitlements see them (DESIGN.md: a plan's
+// Subscription states as entitlements see them (a plan's
 // features are active while its subscription is active, in grace while it
 // is past due, revoked after it is revoked or canceled, expired after it
 // expired).

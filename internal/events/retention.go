@@ -7,8 +7,8 @@ import (
 	"github.com/tollgatehq/tollgate/internal/store"
 )
 
-// DefaultRetention is how long events are kept: SPEC.md's consumers page
-// GET /v1/events to catch up after an outage, so at least 30 days.
+// DefaultRetention is how long events are kept: consumers page
+// GET /v1/events to catch up after an outage, and are promised 30 days.
 const DefaultRetention = 30 * 24 * time.Hour
 
 // Prune deletes up to limit events (of every merchant) positioned in the

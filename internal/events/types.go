@@ -1,6 +1,6 @@
 package events
 
-// The event types of SPEC.md ("Event types"). Every event's data is the
+// The event types (the webhooks guide lists them). Every event's data is the
 // wire JSON (package wire) of the object it is about, after the change.
 const (
 	InvoicePaid                  = "invoice.paid"
@@ -16,7 +16,7 @@ const (
 	EntitlementGranted           = "entitlement.granted"
 )
 
-// Types returns every event type, in SPEC.md's order.
+// Types returns every event type, in a fixed order.
 func Types() []string {
 	return []string{
 		InvoicePaid, RefundSucceeded, SubscriptionActive, SubscriptionRenewed, SubscriptionPaymentFailed,

@@ -68,7 +68,7 @@ func Decode(o *fields.Object) (Input, error) {
 	return in, o.Err()
 }
 
-// Validate applies SPEC.md's rules; errors are invalid_request naming the
+// Validate applies the API's rules; errors are invalid_request naming the
 // field. Lengths count characters, not bytes.
 func (in Input) Validate() error {
 	if in.Amount <= 0 {

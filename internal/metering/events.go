@@ -13,7 +13,7 @@ import (
 	"github.com/tollgatehq/tollgate/internal/tenant"
 )
 
-// Limits of meter event ingestion (SPEC.md, Limits; DESIGN.md).
+// Limits of meter event ingestion.
 const (
 	// MaxBatch is the most events one request may carry.
 	MaxBatch = 500
@@ -121,7 +121,7 @@ func ParseValue(field string, raw json.RawMessage) (int64, error) {
 	return int64(a), nil
 }
 
-// quantity applies DESIGN.md's rule for an event's value on meter m: value
+// quantity applies the rule for an event's value on meter m: value
 // if present; else properties[event_value_key] when the meter has one; else
 // 1 for a count meter; else missing_value.
 func quantity(in EventInput, m Meter) (int64, error) {

@@ -2,7 +2,7 @@
 // ordered newest first by (created_at, seq); seq is a per-table identity that
 // breaks ties between rows created in the same instant (e.g. one transaction).
 //
-// The cursor is a date-time, as SPEC.md requires: the row's created_at with
+// The cursor is a date-time, as the API promises: the row's created_at with
 // six fractional digits, followed by the tiebreak seq as further fractional
 // digits. "2026-11-22T03:49:26.123456" + "42" + "Z" means "before the row at
 // .123456 with seq 42". A plain date-time (six or fewer fractional digits)
@@ -21,7 +21,7 @@ import (
 	"github.com/tollgatehq/tollgate/internal/fields"
 )
 
-// DefaultLimit and MaxLimit are SPEC.md's list limits.
+// DefaultLimit and MaxLimit are the API's list limits.
 const (
 	DefaultLimit = 25
 	MaxLimit     = 100

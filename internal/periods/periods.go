@@ -1,5 +1,5 @@
-// Package periods computes subscriptions' billing periods (DESIGN.md, Money
-// path): fixed lengths of days (week 7, biweekly 14, custom interval_days)
+// Package periods computes subscriptions' billing periods: fixed lengths of
+// days (week 7, biweekly 14, custom interval_days)
 // and calendar months and years anchored on the subscription's start. Period
 // n runs from Boundary(n) (inclusive) to Boundary(n+1) (exclusive); period 0
 // starts at the anchor. All times are UTC: a period is never 23 or 25 hours
@@ -19,7 +19,7 @@ import (
 	"github.com/tollgatehq/tollgate/internal/apperr"
 )
 
-// The intervals of SPEC.md (POST /v1/plans).
+// The intervals a plan may have (POST /v1/plans).
 const (
 	Week     = "week"
 	Biweekly = "biweekly"

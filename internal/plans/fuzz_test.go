@@ -9,7 +9,7 @@ import (
 )
 
 // FuzzDecode feeds arbitrary bodies to the POST /v1/plans decoder and its
-// validation: never a panic, every refusal one of the 400 codes SPEC.md
+// validation: never a panic, every refusal one of the 400 codes the API
 // gives plans, and what passes is a plan the spec allows.
 func FuzzDecode(f *testing.F) {
 	for _, s := range []string{

@@ -1,6 +1,6 @@
 // Package plans owns subscription plans: a product and its price, created
 // together (POST /v1/plans), read by id for checkout. Plans are create-only
-// (SPEC.md). A plan is licensed (a fixed amount each period) or metered (the
+// (the API neither changes nor deletes one). A plan is licensed (a fixed amount each period) or metered (the
 // period's usage of a meter rated with a pricing model, charged up to the
 // amount, the per-period cap), and may grant features to its subscribers.
 package plans
@@ -32,7 +32,7 @@ const (
 	Metered  = "metered"
 )
 
-// Limits of SPEC.md.
+// Limits of POST /v1/plans.
 const (
 	MinAmount money.Amount = 1_000_000
 )
@@ -152,7 +152,7 @@ func decodeFeatures(raw json.RawMessage) ([]Feature, error) {
 	return out, nil
 }
 
-// Validate applies the rules that need no database, in SPEC.md's codes:
+// Validate applies the rules that need no database, in the API's codes:
 // invalid_request naming the field, amount_too_small, invalid_interval.
 func (in *Input) Validate() error {
 	if n := utf8.RuneCountInString(strings.TrimSpace(in.Name)); n < MinNameLen || n > MaxNameLen {

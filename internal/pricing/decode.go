@@ -14,7 +14,7 @@ import (
 )
 
 // Decode reads a `pricing_model` JSON object strictly and validates it (see
-// Model.Validate). Field names are SPEC.md's camelCase, matched exactly.
+// Model.Validate). Field names are the API's camelCase, matched exactly.
 // Amounts are JSON integers or strings of digits, as everywhere in the API;
 // so are unit counts. `includedUnits` is optional (default 0); `upTo` may be
 // omitted on the last tier, which is the same as null. Every failure is 400
@@ -162,7 +162,7 @@ func count(raw json.RawMessage, field string, min int64) (int64, error) {
 }
 
 // object splits one JSON object into its members and their keys in
-// document order, rejecting a key given twice (DESIGN.md) and anything that
+// document order, rejecting a key given twice (as every body does) and anything that
 // is not exactly one object.
 func object(raw []byte, path string) (map[string]json.RawMessage, []string, error) {
 	notObject := apperr.Field(path, "must be a JSON object")

@@ -1,13 +1,13 @@
 // Package pricing owns metered plans' pricing models: decoding and
-// validating `pricing_model` (SPEC.md, POST /v1/plans), its canonical JSON,
-// and rating a period's usage into an amount with lines that explain it
-// (DESIGN.md, Money path). It is pure logic: no database, no clock.
+// validating `pricing_model` (POST /v1/plans), its canonical JSON, and
+// rating a period's usage into an amount with lines that explain it. It is
+// pure logic: no database, no clock.
 //
 // Arithmetic is exact: quantities and rated amounts are math/big integers,
-// so no usage is too large to rate. Unit amounts are whole base units (SPEC.md
-// admits only integer amounts), so every product is an integer and DESIGN.md's
-// "a fractional base unit rounds half up, once, on the total" holds trivially:
-// there is never a fraction to round.
+// so no usage is too large to rate. Unit amounts are whole base units (the API
+// admits only integer amounts), so every product is an integer and the rule
+// that a fraction of a base unit rounds half up, once, on the total, holds
+// trivially: there is never a fraction to round.
 //
 // Bounds, so that a model always fits its storage and its wire form:
 // amounts (unitAmount, amount) fit money.Amount (at most 2^63−1 base units);
@@ -27,7 +27,7 @@ import (
 // Kind selects a pricing model.
 type Kind string
 
-// The kinds of SPEC.md.
+// The kinds of pricing model.
 const (
 	PerUnit Kind = "per_unit"
 	Package Kind = "package"

@@ -9,7 +9,7 @@ import (
 )
 
 // bruteForce prices usage one unit at a time, the way the rules read in
-// DESIGN.md, with plain int64 sums: the reference Rate must agree with.
+// the usage guide, with plain int64 sums: the reference Rate must agree with.
 func bruteForce(m Model, q int64) int64 {
 	tierOf := func(unit int64) Tier { // the tier whose range holds unit (1-based)
 		for _, t := range m.Tiers {

@@ -19,7 +19,7 @@ type Rating struct {
 }
 
 // Billable reports whether the period should be charged: usage is not zero
-// and neither is the rated amount. DESIGN.md charges nothing for a period
+// and neither is the rated amount. Nothing is charged for a period
 // with zero usage, whatever the kind, while Rate prices a flat model at its
 // amount even for zero usage (the fee is per period); the engine makes that
 // call with Billable.

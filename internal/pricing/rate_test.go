@@ -117,7 +117,7 @@ func TestBillable(t *testing.T) {
 		q    int64
 		want bool
 	}{
-		{flat, 0, false}, // DESIGN.md: nothing is charged for zero usage
+		{flat, 0, false}, // nothing is charged for zero usage
 		{flat, 1, true},
 		{included, 0, false},
 		{included, 10, false}, // all usage free: nothing to charge

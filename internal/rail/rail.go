@@ -145,20 +145,21 @@ func SettleOne(ctx context.Context, r Rail, req Request) (Settlement, error) {
 	return Settlement{}, err
 }
 
-// Magic payer wallets of test mode (DESIGN.md), like test cards.
+// Magic payer wallets of test mode, like test cards (the payments guide
+// lists them).
 const (
 	WalletSucceeds         = "0x4242424242424242424242424242424242424242"
 	WalletInsufficient     = "0x4000000000000000000000000000000000009995"
 	WalletRevokesAfter1st  = "0x4000000000000000000000000000000000000341"
 	WalletFailsTwiceAfter1 = "0x4000000000000000000000000000000000003063"
 	WalletTransientOnce    = "0x4000000000000000000000000000000000000119"
-	// WalletFailsAfter1st is an addition to DESIGN.md's table: the first
+	// WalletFailsAfter1st: the first
 	// payment or activation succeeds and every later charge fails, so
 	// dunning runs out (tollgate trigger subscription.dunning_exhausted).
 	WalletFailsAfter1st = "0x4000000000000000000000000000000000000404"
 )
 
-// MagicWallets lists the test-mode payers, in DESIGN.md's order.
+// MagicWallets lists the test-mode payers, in the payments guide's order.
 func MagicWallets() []string {
 	return []string{WalletSucceeds, WalletInsufficient, WalletRevokesAfter1st, WalletFailsTwiceAfter1, WalletTransientOnce, WalletFailsAfter1st}
 }

@@ -19,7 +19,7 @@ import (
 // outside system's would be), so a caller's crash after the rail answered is
 // recovered by asking again with the same key; SettleTx writes it in the
 // caller's transaction (Local). What happens is decided by
-// the payer (the magic wallets of DESIGN.md):
+// the payer (the magic wallets):
 //
 //   - WalletSucceeds: every operation succeeds;
 //   - WalletInsufficient: every payment and charge fails (insufficient_funds);
@@ -30,7 +30,7 @@ import (
 //   - WalletTransientOnce: every operation settles, but the first answer for
 //     each key is lost (ErrTransient): asking again returns the settlement,
 //     never a second one;
-//   - WalletFailsAfter1st (not in DESIGN.md's table): the first succeeds and
+//   - WalletFailsAfter1st: the first succeeds and
 //     every later charge fails, so dunning runs out.
 //
 // Refunds always succeed.

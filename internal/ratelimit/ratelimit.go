@@ -1,9 +1,9 @@
-// Package ratelimit decides whether an API request may proceed under SPEC.md's
-// per-minute rate limits.
+// Package ratelimit decides whether an API request may proceed under the
+// API's per-minute rate limits.
 //
 // Limits apply per credential (the key passed to Allow: an API key's id, or an
 // OAuth token's merchant+mode+client) and per endpoint class over a sliding
-// 60-second window. Each row of SPEC.md's table is one Class with one shared
+// 60-second window. Each Class is a group of endpoints with one shared
 // budget: for example POST /v1/invoices, /v1/plans, /v1/credit_grants and
 // /v1/entitlement_grants all draw on ClassCreate.
 //
@@ -23,7 +23,7 @@ const Window = 60 * time.Second
 // Class is an endpoint class: a group of endpoints sharing one budget.
 type Class string
 
-// The endpoint classes of SPEC.md's rate-limit table.
+// The endpoint classes (the api guide's rate-limit table).
 const (
 	// ClassList covers GET /v1/{resource} list endpoints.
 	ClassList Class = "list"
@@ -41,12 +41,12 @@ const (
 	// ClassMCP covers POST /api/mcp.
 	ClassMCP Class = "mcp"
 	// ClassCatalog covers POST /v1/meters and POST /v1/features, which
-	// SPEC.md's table does not list: they get a budget of their own rather
+	// fit none of the other classes: they get a budget of their own rather
 	// than eating into the invoices/plans/grants "create" budget.
 	ClassCatalog Class = "catalog"
 )
 
-// DefaultLimits returns a new map holding SPEC.md's requests-per-minute limit
+// DefaultLimits returns a new map holding the default requests-per-minute limit
 // for every Class. The caller may modify it (e.g. from the config file) before
 // passing it to NewMemory.
 func DefaultLimits() map[Class]int {

@@ -21,14 +21,14 @@ import (
 // --usage-grace).
 type Policy struct {
 	// Dunning lists when a failed charge is retried, as offsets from the
-	// first failure (DESIGN.md: 1, 3 and 5 days); all failing cancels.
+	// first failure (by default 1, 3 and 5 days); all failing cancels.
 	Dunning []time.Duration
 	// UsageGrace delays a metered period's rating past its end, so usage
 	// that arrives late still counts; usage later than that is not billed.
 	UsageGrace time.Duration
 }
 
-// DefaultPolicy is DESIGN.md's: retries 24 h, 72 h and 120 h after the
+// DefaultPolicy is the daemon's default: retries 24 h, 72 h and 120 h after the
 // failure; metered periods rated an hour after they end.
 func DefaultPolicy() Policy {
 	return Policy{Dunning: []time.Duration{24 * time.Hour, 72 * time.Hour, 120 * time.Hour}, UsageGrace: time.Hour}

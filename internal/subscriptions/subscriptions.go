@@ -25,7 +25,7 @@ import (
 	"github.com/tollgatehq/tollgate/internal/wire"
 )
 
-// Statuses (DESIGN.md "Money path").
+// Statuses of a subscription.
 const (
 	Active   = "active"
 	PastDue  = "past_due"

@@ -1,5 +1,5 @@
-// Package testclock moves a merchant's test-mode clock (DESIGN.md "Test
-// clocks"). The clock is an offset ahead of the wall clock (test_clocks,
+// Package testclock moves a merchant's test-mode clock (the payments guide
+// explains test clocks to users). The clock is an offset ahead of the wall clock (test_clocks,
 // read with every API key lookup); it only ever moves forward, and an
 // advance answers only after every renewal, dunning retry, expiry and credit
 // expiry due up to the new time has run, each at its own due time.

@@ -1,6 +1,6 @@
 // Package wallet owns a merchant's settlement wallet: the address, per mode,
 // that customers' payments go to. The address is never accepted over the
-// API (SPEC.md): the operator asks for a single-use challenge (Challenge),
+// API or by the tool server: the operator asks for a single-use challenge (Challenge),
 // the wallet signs its message with EIP-191 personal_sign, and Set checks
 // that signature before the wallet changes. Every wallet a merchant ever had
 // is kept with its times. In test mode a merchant without a wallet settles

@@ -74,7 +74,7 @@ type MeterEventBatch struct {
 	Data     []any  `json:"data"`
 }
 
-// BatchError is a rejected event inside a batch result (DESIGN.md).
+// BatchError is a rejected event inside a batch result.
 type BatchError struct {
 	Object string      `json:"object"` // "error"
 	Index  int         `json:"index"`
@@ -103,7 +103,7 @@ type CreditDebit struct {
 }
 
 // CreditBalance is a customer's balance; a customer without a credit
-// account has no account_id, granted or consumed (SPEC.md).
+// account has no account_id, granted or consumed.
 type CreditBalance struct {
 	Object     string  `json:"object"` // "credit_balance"
 	CustomerID string  `json:"customer_id"`
@@ -142,7 +142,7 @@ type Entitlement struct {
 	Livemode   bool    `json:"livemode"`
 }
 
-// Payment is a confirmed payment (DESIGN.md "Money path").
+// Payment is a confirmed payment.
 type Payment struct {
 	Object         string        `json:"object"` // "payment"; "upcoming_charge" for a preview
 	ID             string        `json:"id,omitempty"`

@@ -2,7 +2,7 @@ package wire
 
 import "encoding/json"
 
-// PricingModel is a metered plan's `pricing_model`, in SPEC.md's camelCase,
+// PricingModel is a metered plan's `pricing_model`, in the API's camelCase,
 // as the API echoes it and the database stores it. Only the fields of its
 // kind are present: unitAmount and includedUnits (per_unit), unitAmount and
 // packageSize (package), mode and tiers (tiered), amount (flat). Money is a

@@ -160,6 +160,6 @@ type ObjectArgs struct {
 // CheckoutPayRequest is POST /checkout/{id}/pay, form-encoded from the
 // hosted page or JSON.
 type CheckoutPayRequest struct {
-	Payer              string  `json:"payer" doc:"The paying wallet; test mode pays with a magic wallet (DESIGN.md)."`
+	Payer              string  `json:"payer" doc:"The paying wallet; test mode pays with a magic wallet."`
 	ExternalCustomerID *string `json:"external_customer_id,omitempty" doc:"For plans: your id for the customer; default the payer address in lower case." schema:"maxLength=255"`
 }

@@ -23,7 +23,7 @@ func OptTimestamp(t *time.Time) *string {
 	return &s
 }
 
-// List is the list envelope of SPEC.md.
+// List is the API's list envelope.
 type List struct {
 	Object     string  `json:"object"` // "list"
 	Data       any     `json:"data"`
