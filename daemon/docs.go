@@ -205,14 +205,10 @@ func docsStatusOrder(status string) string {
 // docsAlternatives are a body's possible shapes: the members of a oneOf, or
 // the body itself.
 func docsAlternatives(s oaSchema) []oaSchema {
-	var out []oaSchema
-	for _, m := range docsMembers(s, "oneOf") {
-		out = append(out, m)
+	if out := docsMembers(s, "oneOf"); len(out) > 0 {
+		return out
 	}
-	if len(out) == 0 {
-		out = append(out, s)
-	}
-	return out
+	return []oaSchema{s}
 }
 
 // docsFields lists an object schema's properties, required ones first.
