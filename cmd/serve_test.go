@@ -16,7 +16,14 @@ import (
 	"github.com/tollgatehq/tollgate/internal/testdb"
 )
 
-func TestMain(m *testing.M) { testdb.Main(m) }
+func TestMain(m *testing.M) {
+	// With this set the test binary is the tollgate binary (same packages,
+	// same init), so a test can run it as a real process on a terminal.
+	if os.Getenv("TOLLGATE_TEST_RUN_MAIN") == "1" {
+		os.Exit(Main())
+	}
+	testdb.Main(m)
+}
 
 // syncBuffer is a bytes.Buffer safe to read while a command writes it.
 type syncBuffer struct {

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	tea "github.com/charmbracelet/bubbletea"
+	tea "charm.land/bubbletea/v2"
 
 	"github.com/tollgatehq/tollgate/daemon"
 )
@@ -43,7 +43,7 @@ func TestResizeAndNoColor(t *testing.T) {
 	h.shows("● connected")
 	for _, size := range [][2]int{{100, 30}, {80, 24}, {60, 15}} {
 		h.update(tea.WindowSizeMsg{Width: size[0], Height: size[1]})
-		screen := h.m.View()
+		screen := h.m.Screen()
 		lines := strings.Split(screen, "\n")
 		if len(lines) != size[1] {
 			t.Fatalf("%dx%d: %d lines", size[0], size[1], len(lines))

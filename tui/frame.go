@@ -4,25 +4,39 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/charmbracelet/bubbles/key"
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/tollgatehq/tollgate/tui/common"
 )
 
-// View draws header, tab bar, page (or the full key help), status line and
-// short help, in exactly the terminal's size.
-func (m *Model) View() string {
+// View is the screen on the terminal's alternate screen.
+func (m *Model) View() tea.View {
+	v := tea.NewView(m.Screen())
+	v.AltScreen = true
+	return v
+}
+
+// Screen draws header, tab bar, page (or the full key help), status line
+// and short help, in exactly the terminal's size.
+func (m *Model) Screen() string {
 	body := m.pages[m.active].View()
 	if m.showHelp {
 		body = m.fullHelp()
 	}
-	return strings.Join([]string{
+	screen := strings.Join([]string{
 		m.header(),
 		m.tabs(),
 		common.Lines(body, m.bodyHeight()),
 		m.statusLine(),
 		common.Fit(m.help.ShortHelpView(m.shortHelp()), m.width),
 	}, "\n")
+	if !m.colour {
+		// The text inputs' own styles (cursor, placeholder) are not ours.
+		return ansi.Strip(screen)
+	}
+	return screen
 }
 
 // header shows the API URL, the mode in words and colour, and the

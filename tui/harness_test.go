@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	tea "github.com/charmbracelet/bubbletea"
+	tea "charm.land/bubbletea/v2"
 
 	"github.com/tollgatehq/tollgate/client"
 	"github.com/tollgatehq/tollgate/daemon"
@@ -123,14 +123,19 @@ func (h *harness) update(msg tea.Msg) {
 // keys sends each argument as a key: a named key (enter, tab, esc,
 // shift+tab, ctrl+s, ctrl+u) or runes to type.
 func (h *harness) keys(keys ...string) {
-	named := map[string]tea.KeyType{"enter": tea.KeyEnter, "tab": tea.KeyTab, "esc": tea.KeyEsc, "shift+tab": tea.KeyShiftTab,
-		"ctrl+s": tea.KeyCtrlS, "ctrl+u": tea.KeyCtrlU, "ctrl+d": tea.KeyCtrlD, "ctrl+r": tea.KeyCtrlR}
+	named := map[string]tea.KeyPressMsg{"enter": {Code: tea.KeyEnter}, "tab": {Code: tea.KeyTab}, "esc": {Code: tea.KeyEscape},
+		"shift+tab": {Code: tea.KeyTab, Mod: tea.ModShift},
+		"ctrl+s":    {Code: 's', Mod: tea.ModCtrl}, "ctrl+u": {Code: 'u', Mod: tea.ModCtrl},
+		"ctrl+d": {Code: 'd', Mod: tea.ModCtrl}, "ctrl+r": {Code: 'r', Mod: tea.ModCtrl}}
 	for _, k := range keys {
-		if typ, ok := named[k]; ok {
-			h.update(tea.KeyMsg{Type: typ})
+		if msg, ok := named[k]; ok {
+			h.update(msg)
 			continue
 		}
-		h.update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(k)})
+		// A terminal sends typed text one key at a time.
+		for _, r := range k {
+			h.update(tea.KeyPressMsg{Code: r, Text: string(r)})
+		}
 	}
 }
 
@@ -140,7 +145,7 @@ func (h *harness) until(what string, cond func(screen string) bool) string {
 	h.t.Helper()
 	deadline := time.After(20 * time.Second)
 	for {
-		v := h.m.View()
+		v := h.m.Screen()
 		if cond(v) {
 			return v
 		}

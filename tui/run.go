@@ -5,7 +5,7 @@ import (
 	"errors"
 	"io"
 
-	tea "github.com/charmbracelet/bubbletea"
+	tea "charm.land/bubbletea/v2"
 )
 
 // Run shows the UI on the terminal (in and o.Output) until the operator
@@ -13,7 +13,7 @@ import (
 func Run(ctx context.Context, in io.Reader, o Options) error {
 	m := New(ctx, o)
 	defer m.Close()
-	opts := []tea.ProgramOption{tea.WithAltScreen(), tea.WithContext(ctx), tea.WithInput(in)}
+	opts := []tea.ProgramOption{tea.WithContext(ctx), tea.WithInput(in)}
 	if o.Output != nil {
 		opts = append(opts, tea.WithOutput(o.Output))
 	}

@@ -20,10 +20,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/charmbracelet/bubbles/help"
-	"github.com/charmbracelet/bubbles/key"
-	tea "github.com/charmbracelet/bubbletea"
-	"github.com/charmbracelet/lipgloss"
+	"charm.land/bubbles/v2/help"
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
 
 	"github.com/tollgatehq/tollgate/client"
 	"github.com/tollgatehq/tollgate/tui/common"
@@ -72,6 +71,8 @@ type Model struct {
 	help      help.Model
 
 	width, height int
+	// colour false strips every style from the screen (NO_COLOR).
+	colour bool
 }
 
 // New returns the UI's model. Its commands run under ctx; Close ends them.
@@ -86,7 +87,7 @@ func New(ctx context.Context, o Options) *Model {
 	if o.HTTP == nil {
 		o.HTTP = &http.Client{Timeout: 30 * time.Second}
 	}
-	styles := common.NewStyles(lipgloss.NewRenderer(o.Output), o.Color)
+	styles := common.NewStyles(o.Color)
 	c := &common.Common{Ctx: ctx, Client: o.Client, Styles: styles, Keys: common.DefaultKeyMap(), Now: o.Now,
 		Live: strings.HasPrefix(o.APIKey, "sk_live_")}
 	out := o.Output
@@ -96,10 +97,11 @@ func New(ctx context.Context, o Options) *Model {
 		_, err := fmt.Fprintf(out, "\x1b]52;c;%s\x07", base64.StdEncoding.EncodeToString([]byte(s)))
 		return err
 	}
-	m := &Model{c: c, cancel: cancel, apiURL: o.APIURL, help: help.New(), width: 80, height: 24}
+	m := &Model{c: c, cancel: cancel, apiURL: o.APIURL, help: help.New(), width: 80, height: 24, colour: o.Color}
 	m.help.Styles.ShortKey = styles.Bold
 	m.help.Styles.ShortDesc = styles.Help
 	m.help.Styles.ShortSeparator = styles.Help
+	m.help.Styles.Ellipsis = styles.Help
 	m.events = pages.NewEvents(c, pages.Replay{URL: o.ForwardTo, Secret: o.Secret, UserAgent: o.UserAgent, HTTP: o.HTTP}, copyFn)
 	m.invoices = pages.NewInvoices(c)
 	m.pages = []pages.Page{m.events, m.invoices, pages.NewPayments(c), pages.NewSubscriptions(c), pages.NewMeters(c),
@@ -128,7 +130,7 @@ func (m *Model) bodyHeight() int { return max(m.height-4, 1) }
 
 func (m *Model) resize(w, h int) {
 	m.width, m.height = max(w, 20), max(h, 6)
-	m.help.Width = m.width
+	m.help.SetWidth(m.width)
 	for _, p := range m.pages {
 		p.SetSize(m.width, m.bodyHeight())
 	}
@@ -139,7 +141,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case tea.WindowSizeMsg:
 		m.resize(msg.Width, msg.Height)
 		return m, nil
-	case tea.KeyMsg:
+	case tea.KeyPressMsg:
 		return m, m.key(msg)
 	case common.StatusMsg:
 		m.status, m.statusErr = msg.Text, msg.Err
@@ -156,7 +158,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	return m, tea.Batch(cmds...)
 }
 
-func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
+func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 	k := m.c.Keys
 	if msg.String() == "ctrl+c" {
 		m.cancel()
@@ -182,7 +184,7 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 	case key.Matches(msg, k.PrevTab):
 		return m.switchTo((m.active + len(m.pages) - 1) % len(m.pages))
 	case key.Matches(msg, k.Tabs):
-		return m.switchTo(int(msg.Runes[0] - '1'))
+		return m.switchTo(int(msg.Code - '1'))
 	}
 	return page.Update(msg)
 }

@@ -1,6 +1,6 @@
 package common
 
-import "github.com/charmbracelet/bubbles/key"
+import "charm.land/bubbles/v2/key"
 
 // KeyMap is every key binding of the UI; pages pick the ones they use for
 // their help.

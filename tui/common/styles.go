@@ -4,15 +4,14 @@
 package common
 
 import (
-	"github.com/charmbracelet/lipgloss"
-	"github.com/muesli/termenv"
+	"charm.land/bubbles/v2/textinput"
+	"charm.land/lipgloss/v2"
 )
 
-// Styles are the UI's lipgloss styles, all from one renderer so that colour
-// follows the output (and NO_COLOR), not the process's stdout.
+// Styles are the UI's lipgloss styles. Every colour is a fixed ANSI one that
+// reads on a dark or a light background, so the UI never needs to ask the
+// terminal for its background.
 type Styles struct {
-	Renderer *lipgloss.Renderer
-
 	App, Title, Dim, Bold, Selected, Error, OK, Warn, Info lipgloss.Style
 	TabActive, TabInactive                                 lipgloss.Style
 	ModeTest, ModeLive                                     lipgloss.Style
@@ -20,15 +19,24 @@ type Styles struct {
 	Header, StatusErr, StatusInfo, Help                    lipgloss.Style
 }
 
-// NewStyles returns styles rendering through r. With color false nothing is
-// coloured or emphasised: every state must then read from its words alone.
-func NewStyles(r *lipgloss.Renderer, color bool) *Styles {
-	if !color {
-		r.SetColorProfile(termenv.Ascii)
+// NewStyles returns the UI's styles. With color false nothing is coloured
+// or emphasised: every state must then read from its words alone.
+func NewStyles(colour bool) *Styles {
+	s := newStyles()
+	if !colour {
+		plain := lipgloss.NewStyle()
+		for _, st := range []*lipgloss.Style{&s.App, &s.Title, &s.Dim, &s.Bold, &s.Selected, &s.Error, &s.OK, &s.Warn, &s.Info,
+			&s.TabActive, &s.TabInactive, &s.ModeTest, &s.ModeLive, &s.Label, &s.FieldError, &s.Input,
+			&s.Header, &s.StatusErr, &s.StatusInfo, &s.Help} {
+			*st = plain
+		}
 	}
-	n := r.NewStyle
+	return s
+}
+
+func newStyles() *Styles {
+	n := lipgloss.NewStyle
 	return &Styles{
-		Renderer:    r,
 		App:         n(),
 		Title:       n().Bold(true),
 		Dim:         n().Foreground(lipgloss.Color("245")),
@@ -65,4 +73,12 @@ func (s *Styles) Status(status string) lipgloss.Style {
 		return s.Error
 	}
 	return s.App
+}
+
+// StaticCursor stops a text input's cursor from blinking: a blink is a
+// timer firing twice a second, and an idle UI must not wake up that often.
+func StaticCursor(m *textinput.Model) {
+	st := m.Styles()
+	st.Cursor.Blink = false
+	m.SetStyles(st)
 }

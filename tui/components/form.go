@@ -3,9 +3,8 @@ package components
 import (
 	"strings"
 
-	"github.com/charmbracelet/bubbles/cursor"
-	"github.com/charmbracelet/bubbles/textinput"
-	tea "github.com/charmbracelet/bubbletea"
+	"charm.land/bubbles/v2/textinput"
+	tea "charm.land/bubbletea/v2"
 
 	"github.com/tollgatehq/tollgate/tui/common"
 )
@@ -33,7 +32,7 @@ func NewField(name, label, placeholder string, limit int) *Field {
 	in.Prompt = ""
 	in.Placeholder = placeholder
 	in.CharLimit = limit
-	in.Cursor.SetMode(cursor.CursorStatic)
+	common.StaticCursor(&in)
 	return &Field{Name: name, Label: label, Input: in}
 }
 
@@ -111,7 +110,7 @@ func (f *Form) View(st *common.Styles, width int) string {
 		if i == f.Focus && f.active {
 			mark = "› "
 		}
-		fl.Input.Width = max(width-len(mark)-labelW-4, 10)
+		fl.Input.SetWidth(max(width-len(mark)-labelW-4, 10))
 		b.WriteString(common.Fit(mark+st.Label.Render(common.Pad(fl.Label, labelW, false))+"  "+fl.Input.View(), width) + "\n")
 		if fl.Err != "" {
 			b.WriteString(st.FieldError.Render(common.Fit(strings.Repeat(" ", labelW+4)+"✗ "+fl.Err, width)) + "\n")

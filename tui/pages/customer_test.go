@@ -1,10 +1,7 @@
 package pages
 
 import (
-	"io"
 	"testing"
-
-	"github.com/charmbracelet/lipgloss"
 
 	"github.com/tollgatehq/tollgate/client"
 	"github.com/tollgatehq/tollgate/tui/common"
@@ -13,7 +10,7 @@ import (
 // A check's usage goes on a line of its own, so both fit 80 columns.
 func TestEntitlementText(t *testing.T) {
 	t.Parallel()
-	st := common.NewStyles(lipgloss.NewRenderer(io.Discard), false)
+	st := common.NewStyles(false)
 	s := func(v string) *string { return &v }
 	for _, tc := range []struct {
 		ent            client.Entitlement

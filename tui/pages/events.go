@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/charmbracelet/bubbles/textinput"
-	tea "github.com/charmbracelet/bubbletea"
+	"charm.land/bubbles/v2/textinput"
+	tea "charm.land/bubbletea/v2"
 
 	"github.com/tollgatehq/tollgate/tui/common"
 	"github.com/tollgatehq/tollgate/tui/components"
@@ -75,7 +75,7 @@ func NewEvents(c *common.Common, r Replay, copyFn func(string) error) *Events {
 	f.Prompt = "/"
 	f.Placeholder = "type prefix or id"
 	f.CharLimit = 100
-	staticCursor(&f)
+	common.StaticCursor(&f)
 	return &Events{c: c, replay: r, copy: copyFn, autoscroll: true, window: 1, filter: f, conn: Conn{State: "connecting"}}
 }
 

@@ -3,7 +3,7 @@ package pages
 import (
 	"time"
 
-	tea "github.com/charmbracelet/bubbletea"
+	tea "charm.land/bubbletea/v2"
 )
 
 // The tail's clock: in test mode events are stamped by the merchant's test

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/charmbracelet/lipgloss"
 	"github.com/tollgatehq/tollgate/client"
 	"github.com/tollgatehq/tollgate/tui/common"
 )
@@ -31,7 +30,7 @@ func feed(e *Events, n int) {
 }
 
 func newTestEvents() *Events {
-	c := &common.Common{Ctx: context.Background(), Styles: common.NewStyles(lipgloss.NewRenderer(nil), false),
+	c := &common.Common{Ctx: context.Background(), Styles: common.NewStyles(false),
 		Keys: common.DefaultKeyMap(), Now: time.Now}
 	e := NewEvents(c, Replay{}, func(string) error { return nil })
 	e.SetSize(80, 20)

@@ -6,20 +6,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/charmbracelet/bubbles/cursor"
-	"github.com/charmbracelet/bubbles/key"
-	"github.com/charmbracelet/bubbles/textinput"
-	tea "github.com/charmbracelet/bubbletea"
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
 
 	"github.com/tollgatehq/tollgate/client/webhook"
 	"github.com/tollgatehq/tollgate/tui/common"
 )
-
-// staticCursor stops a text input's cursor from blinking: a blink is a
-// timer firing twice a second, and an idle UI must not wake up that often.
-func staticCursor(m *textinput.Model) {
-	m.Cursor.SetMode(cursor.CursorStatic)
-}
 
 func (e *Events) Update(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
@@ -36,7 +28,7 @@ func (e *Events) Update(msg tea.Msg) tea.Cmd {
 			return common.Status("copy: "+msg.err.Error(), true)
 		}
 		return common.Status("copied "+msg.id+" (OSC 52)", false)
-	case tea.KeyMsg:
+	case tea.KeyPressMsg:
 		if e.filter.Focused() {
 			return e.filterKey(msg)
 		}
@@ -91,7 +83,7 @@ func (e *Events) onTail(m tailMsg) tea.Cmd {
 	return tea.Batch(status, poll(e.c.Ctx, e.c.Client, e.gen, e.after, e.idle))
 }
 
-func (e *Events) filterKey(msg tea.KeyMsg) tea.Cmd {
+func (e *Events) filterKey(msg tea.KeyPressMsg) tea.Cmd {
 	switch msg.String() {
 	case "enter":
 		e.filter.Blur()
@@ -110,7 +102,7 @@ func (e *Events) filterKey(msg tea.KeyMsg) tea.Cmd {
 	return cmd
 }
 
-func (e *Events) key(msg tea.KeyMsg) tea.Cmd {
+func (e *Events) key(msg tea.KeyPressMsg) tea.Cmd {
 	k := e.c.Keys
 	moved := true
 	switch {

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/charmbracelet/bubbles/key"
-	tea "github.com/charmbracelet/bubbletea"
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
 
 	"github.com/tollgatehq/tollgate/client"
 	"github.com/tollgatehq/tollgate/tui/common"
@@ -66,7 +66,7 @@ func (p *InvoiceForm) Update(msg tea.Msg) tea.Cmd {
 		p.form.Activate()
 		inv := msg.inv
 		return tea.Batch(common.Status("created "+inv.ID, false), func() tea.Msg { return InvoiceCreatedMsg{Invoice: inv} })
-	case tea.KeyMsg:
+	case tea.KeyPressMsg:
 		k := p.c.Keys
 		if !p.form.Active() {
 			if key.Matches(msg, k.Enter) {

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/charmbracelet/bubbles/key"
-	tea "github.com/charmbracelet/bubbletea"
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
 
 	"github.com/tollgatehq/tollgate/client"
 	"github.com/tollgatehq/tollgate/tui/common"
@@ -119,7 +119,7 @@ func (l *List[T]) Update(msg tea.Msg) tea.Cmd {
 		l.next, l.hasMore = msg.page.NextCursor, msg.page.HasMore
 		l.cur.SetSize(len(l.items), l.height-2)
 		return l.more()
-	case tea.KeyMsg:
+	case tea.KeyPressMsg:
 		return l.key(msg)
 	}
 	return nil
@@ -133,7 +133,7 @@ func (l *List[T]) more() tea.Cmd {
 	return nil
 }
 
-func (l *List[T]) key(msg tea.KeyMsg) tea.Cmd {
+func (l *List[T]) key(msg tea.KeyPressMsg) tea.Cmd {
 	k := l.c.Keys
 	if l.zoom {
 		switch {

@@ -5,8 +5,8 @@
 package pages
 
 import (
-	"github.com/charmbracelet/bubbles/key"
-	tea "github.com/charmbracelet/bubbletea"
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
 )
 
 // Page is one tab. Pages are pointers updated in place; the frame sends

@@ -4,8 +4,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/charmbracelet/bubbles/key"
-	tea "github.com/charmbracelet/bubbletea"
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
 
 	"github.com/tollgatehq/tollgate/client"
 	"github.com/tollgatehq/tollgate/tui/common"
@@ -78,7 +78,7 @@ func (p *TestClock) Update(msg tea.Msg) tea.Cmd {
 			return common.Status("test clock now "+common.Timestamp(msg.clock.Now), false)
 		}
 		return nil
-	case tea.KeyMsg:
+	case tea.KeyPressMsg:
 		k := p.c.Keys
 		if !p.form.Active() {
 			if key.Matches(msg, k.Enter) && !p.c.Live {
