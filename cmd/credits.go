@@ -66,6 +66,7 @@ func newCreditsGrantCmd(f *Factory, runF func(context.Context, client.CreditGran
 		Args:              cobra.NoArgs,
 		ValidArgsFunction: cobra.NoFileCompletions,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			warnBareAmount(cmd.ErrOrStderr(), o.Amount)
 			o, amount, err := o.checked()
 			if err != nil {
 				return err
@@ -130,6 +131,7 @@ whole amount and lets the balance go below zero.`,
 		Args:              cobra.NoArgs,
 		ValidArgsFunction: cobra.NoFileCompletions,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			warnBareAmount(cmd.ErrOrStderr(), o.Amount)
 			o, amount, err := o.checked()
 			if err != nil {
 				return err

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -71,6 +73,23 @@ func parseAmount(s string) (money.Amount, error) {
 	return a, nil
 }
 
+// warnBareAmount prints a one-line warning on w when --amount was typed as
+// a bare number under one USDC (9): that is base units, and the person more
+// likely meant 9 USDC. The request still goes as typed (scripts that send
+// base units keep working), and stdout is untouched, so --json is too.
+func warnBareAmount(w io.Writer, s string) {
+	s = strings.TrimSpace(s)
+	a, err := money.Parse(s)
+	if err != nil || a <= 0 || a >= money.Amount(oneUSDC) {
+		return
+	}
+	fmt.Fprintf(w, "tollgate: warning: --amount %s is %s base units (%s USDC), not %s USDC; for that write %susdc or %s\n",
+		s, s, a.USDC(), s, s, money.Amount(a*oneUSDC))
+}
+
+// oneUSDC is one USDC in base units.
+const oneUSDC = 1_000_000
+
 // parseDate reads an RFC 3339 date-time, or a bare date meaning midnight
 // UTC, which is what people usually mean by a due date.
 func parseDate(s string) (time.Time, error) {
@@ -92,6 +111,7 @@ func newInvoiceCreateCmd(f *Factory, runF func(context.Context, client.InvoicePa
 		Args:              cobra.NoArgs,
 		ValidArgsFunction: cobra.NoFileCompletions,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			warnBareAmount(cmd.ErrOrStderr(), o.Amount)
 			p, err := o.params()
 			if err != nil {
 				return err

@@ -120,7 +120,7 @@ func TestInvoiceCreateJSONPassthrough(t *testing.T) {
 	// Spacing and key order the client's types would not reproduce.
 	const body = `{ "id":"inv_9", "object":"invoice", "amount":"1", "status":"open", "checkout_url":"u", "extra_field": {"a": 1} }`
 	api.reply("POST", "/v1/invoices", 201, body)
-	res := cliRun(t, nil, api.args("invoice", "create", "--amount", "1", "--description", "x", "--json")...)
+	res := cliRun(t, nil, api.args("invoice", "create", "--amount", "1000000", "--description", "x", "--json")...)
 	if res.code != 0 || res.stdout != body+"\n" || res.stderr != "" {
 		t.Errorf("exit %d\nstdout %q\nstderr %q\nwant exactly the API's JSON", res.code, res.stdout, res.stderr)
 	}
@@ -214,5 +214,43 @@ func TestInvoiceListAllJSONEmpty(t *testing.T) {
 	res := cliRun(t, nil, api.args("invoice", "list", "--all", "--json")...)
 	if want := `{"object":"list","data":[],"has_more":false,"next_cursor":null}` + "\n"; res.stdout != want {
 		t.Errorf("stdout = %q, want %q", res.stdout, want)
+	}
+}
+
+// A bare --amount under one USDC still means base units, but stderr says so
+// in one line naming both readings; stdout (--json) is the API's object
+// alone, and USDC or a full base-unit amount draws no warning.
+func TestBareAmountWarning(t *testing.T) {
+	t.Parallel()
+	api := newFakeAPI(t)
+	for _, tc := range []struct {
+		args []string
+		warn string
+	}{
+		{[]string{"invoice", "create", "--amount", "9", "--description", "x", "--json"},
+			"tollgate: warning: --amount 9 is 9 base units (0.000009 USDC), not 9 USDC; for that write 9usdc or 9000000\n"},
+		{[]string{"invoice", "create", "--amount", "999999", "--description", "x"}, "999999 base units (0.999999 USDC)"},
+		{[]string{"plan", "create", "--name", "Pro", "--amount", "25", "--interval", "month", "--json"}, "--amount 25 is 25 base units"},
+		{[]string{"credits", "grant", "--amount", "5", "--external-customer-id", "u1", "--json"}, "--amount 5 is 5 base units"},
+		{[]string{"invoice", "create", "--amount", "9usdc", "--description", "x", "--json"}, ""},
+		{[]string{"invoice", "create", "--amount", "0.5usdc", "--description", "x", "--json"}, ""},
+		{[]string{"invoice", "create", "--amount", "1000000", "--description", "x", "--json"}, ""},
+	} {
+		res := cliRun(t, nil, api.args(tc.args...)...)
+		if tc.warn == "" {
+			if res.stderr != "" {
+				t.Errorf("%v: stderr %q, want nothing", tc.args, res.stderr)
+			}
+			continue
+		}
+		if !strings.Contains(res.stderr, tc.warn) || strings.Count(res.stderr, "warning") != 1 {
+			t.Errorf("%v: stderr %q, want one warning containing %q", tc.args, res.stderr, tc.warn)
+		}
+		if tc.args[len(tc.args)-1] == "--json" && res.code == 0 && !json.Valid([]byte(res.stdout)) {
+			t.Errorf("%v: stdout is not one JSON value: %q", tc.args, res.stdout)
+		}
+		if strings.Contains(res.stdout, "warning") {
+			t.Errorf("%v: the warning went to stdout: %q", tc.args, res.stdout)
+		}
 	}
 }

@@ -105,6 +105,7 @@ units (1500) or USDC with a suffix (0.0015usdc).`,
 		Args:              cobra.NoArgs,
 		ValidArgsFunction: cobra.NoFileCompletions,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			warnBareAmount(cmd.ErrOrStderr(), o.Amount)
 			p, err := o.params()
 			if err != nil {
 				return err
