@@ -103,7 +103,7 @@ against a local address. Each forward prints "[status] POST url evt_… type".`,
 			if err != nil {
 				return err
 			}
-			t := &tailer{o: o, c: c, io: f.IO, json: f.JSON(), http: &http.Client{Timeout: 30 * time.Second}}
+			t := &tailer{o: o, c: c, io: f.IO, json: f.JSON(), http: &http.Client{Timeout: 30 * time.Second}, sleep: sleep}
 			return t.run(cmd.Context())
 		},
 	}
@@ -113,7 +113,7 @@ against a local address. Each forward prints "[status] POST url evt_… type".`,
 	fl.StringSliceVar(&o.Types, "types", nil, "only these event types, comma separated; a trailing * matches a prefix (subscription.*)")
 	fl.StringVar(&o.ForwardTo, "forward-to", "", "also POST each event, signed, to this URL")
 	fl.StringVar(&o.Secret, "secret", "", "whsec_ secret to sign forwarded events with")
-	fl.DurationVar(&o.Interval, "interval", time.Second, "how often to ask for new events")
+	fl.DurationVar(&o.Interval, "interval", time.Second, "how often to ask for new events while they arrive; idle, the wait grows to 3s")
 	noFileCompletion(cmd, "since", "after", "types", "forward-to", "secret", "interval")
 	return cmd
 }
@@ -125,6 +125,8 @@ type tailer struct {
 	io   *IO
 	json bool
 	http *http.Client
+	// sleep waits between polls (tests record the waits instead).
+	sleep func(context.Context, time.Duration) error
 }
 
 // Reconnection backoff bounds.
@@ -133,12 +135,46 @@ const (
 	tailMaxBackoff = 10 * time.Second
 )
 
+// tailIdleMax is the longest wait between polls while nothing new arrives:
+// at most 20 requests a minute, a sixth of a key's list budget (120 a
+// minute), so several tails and the operator's own reads share one key.
+const tailIdleMax = 3 * time.Second
+
+// pace is how long tail waits before its next poll: --interval while
+// events arrive, doubling on each empty answer up to tailIdleMax.
+type pace struct{ min, max, next time.Duration }
+
+func newPace(interval time.Duration) *pace {
+	return &pace{min: interval, max: max(interval, tailIdleMax), next: interval}
+}
+
+// after returns the wait that follows a poll which brought n events.
+func (p *pace) after(n int) time.Duration {
+	if n > 0 {
+		p.next = p.min
+		return p.next
+	}
+	d := p.next
+	p.next = min(2*p.next, p.max)
+	return d
+}
+
+// errorWait is the wait after a failed poll: the backoff, or longer when
+// the API said when to come back (retry-after on 429 and 503).
+func errorWait(err error, backoff time.Duration) time.Duration {
+	var apiErr *client.Error
+	if errors.As(err, &apiErr) && apiErr.RetryAfter > backoff {
+		return apiErr.RetryAfter
+	}
+	return backoff
+}
+
 func (t *tailer) run(ctx context.Context) error {
 	after, err := t.start(ctx)
 	if err != nil {
 		return err
 	}
-	backoff, down := tailMinBackoff, false
+	backoff, down, p := tailMinBackoff, false, newPace(t.o.Interval)
 	for {
 		page, err := t.c.ListEventsAfter(ctx, client.EventsAfterParams{After: after, Limit: 100})
 		if ctx.Err() != nil {
@@ -148,11 +184,16 @@ func (t *tailer) run(ctx context.Context) error {
 			if !retryable(err) {
 				return explain(err)
 			}
+			wait := errorWait(err, backoff)
 			if !down {
-				fmt.Fprintf(t.io.Err, "tollgate: lost the API (%v); reconnecting…\n", err)
+				if rateLimited(err) {
+					fmt.Fprintf(t.io.Err, "tollgate: rate limited (%v); polling again in %s\n", err, wait.Round(time.Second))
+				} else {
+					fmt.Fprintf(t.io.Err, "tollgate: lost the API (%v); reconnecting…\n", err)
+				}
 				down = true
 			}
-			if sleep(ctx, backoff) != nil {
+			if t.sleep(ctx, wait) != nil {
 				return nil
 			}
 			backoff = min(2*backoff, tailMaxBackoff)
@@ -173,7 +214,7 @@ func (t *tailer) run(ctx context.Context) error {
 		if page.HasMore {
 			continue
 		}
-		if sleep(ctx, t.o.Interval) != nil {
+		if t.sleep(ctx, p.after(len(page.Data))) != nil {
 			return nil
 		}
 	}
@@ -200,7 +241,7 @@ func (t *tailer) start(ctx context.Context) (string, error) {
 		if !retryable(err) || ctx.Err() != nil {
 			return "", explain(err)
 		}
-		if sleep(ctx, backoff) != nil {
+		if t.sleep(ctx, errorWait(err, backoff)) != nil {
 			return "", ctx.Err()
 		}
 		backoff = min(2*backoff, tailMaxBackoff)
@@ -215,6 +256,11 @@ func retryable(err error) bool {
 		return apiErr.Status == http.StatusTooManyRequests || apiErr.Status >= 500
 	}
 	return !errors.Is(err, context.Canceled)
+}
+
+func rateLimited(err error) bool {
+	var apiErr *client.Error
+	return errors.As(err, &apiErr) && apiErr.Status == http.StatusTooManyRequests
 }
 
 func (t *tailer) wanted(typ string) bool {
