@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -97,12 +98,11 @@ func newAdminMerchantList(f *Factory) *cobra.Command {
 				if f.JSON() {
 					return writeJSONTo(f.IO.Out, ms)
 				}
-				tw := newTable(f.IO.Out)
-				fmt.Fprintln(tw, "ID\tNAME\tCREATED")
+				t := newTablePrinter(f.IO, "ID", "NAME", "CREATED").cut(1).drop(2)
 				for _, m := range ms {
-					fmt.Fprintf(tw, "%s\t%s\t%s\n", m.ID, m.Name, fmtTime(m.CreatedAt))
+					t.row(m.ID, m.Name, whenShort(&m.CreatedAt))
 				}
-				return tw.Flush()
+				return t.print()
 			})
 		},
 	}
@@ -151,16 +151,15 @@ func newAdminKeyList(f *Factory) *cobra.Command {
 				if f.JSON() {
 					return writeJSONTo(f.IO.Out, ks)
 				}
-				tw := newTable(f.IO.Out)
-				fmt.Fprintln(tw, "ID\tMERCHANT\tMODE\tKEY\tCREATED\tREVOKED")
+				t := newTablePrinter(f.IO, "ID", "MERCHANT", "MODE", "KEY", "CREATED", "REVOKED").elide(1).drop(4, 1)
 				for _, k := range ks {
 					revoked := "-"
 					if k.RevokedAt != nil {
-						revoked = fmtTime(*k.RevokedAt)
+						revoked = whenShort(k.RevokedAt)
 					}
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", k.ID, k.MerchantID, k.Mode, k.Hint, fmtTime(k.CreatedAt), revoked)
+					t.row(k.ID, k.MerchantID, string(k.Mode), k.Hint, whenShort(&k.CreatedAt), revoked)
 				}
-				return tw.Flush()
+				return t.print()
 			})
 		},
 	}
@@ -246,16 +245,15 @@ func newAdminWebhookCmd(f *Factory, withDBFlags func(*cobra.Command) *cobra.Comm
 				if f.JSON() {
 					return writeJSONTo(f.IO.Out, es)
 				}
-				tw := newTable(f.IO.Out)
-				fmt.Fprintln(tw, "ID\tMERCHANT\tMODE\tURL\tEVENTS\tENABLED")
+				t := newTablePrinter(f.IO, "ID", "MERCHANT", "MODE", "URL", "EVENTS", "ENABLED").elide(1).cut(3, 4).atLeast(3, 36).drop(1, 4)
 				for _, e := range es {
 					types := "all"
 					if len(e.EventTypes) > 0 {
 						types = strings.Join(e.EventTypes, ",")
 					}
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%t\n", e.ID, e.MerchantID, e.Mode, e.URL, types, e.Enabled)
+					t.row(e.ID, e.MerchantID, string(e.Mode), e.URL, types, strconv.FormatBool(e.Enabled))
 				}
-				return tw.Flush()
+				return t.print()
 			})
 		},
 	}

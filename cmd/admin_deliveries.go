@@ -48,16 +48,16 @@ func newAdminDeliveriesList(f *Factory) *cobra.Command {
 					fmt.Fprintln(f.IO.Err, "No deliveries.")
 					return nil
 				}
-				tw := newTable(f.IO.Out)
-				fmt.Fprintln(tw, "ID\tEVENT\tENDPOINT\tSTATUS\tATTEMPTS\tLAST\tNEXT ATTEMPT")
+				t := newTablePrinter(f.IO, "ID", "EVENT", "ENDPOINT", "STATUS", "ATTEMPTS", "LAST", "NEXT ATTEMPT").
+					alignRight(4).elide(1, 2).cut(5).drop(2, 6, 1)
 				for _, x := range ds {
 					next := "-"
 					if x.Status == webhooks.StatusPending {
-						next = fmtTime(x.NextAttemptAt)
+						next = whenShort(&x.NextAttemptAt)
 					}
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\n", x.ID, x.EventID, x.EndpointID, x.Status, x.Attempts, lastOutcome(x), next)
+					t.row(x.ID, x.EventID, x.EndpointID, x.Status, strconv.Itoa(x.Attempts), lastOutcome(x), next)
 				}
-				return tw.Flush()
+				return t.print()
 			})
 		},
 	}

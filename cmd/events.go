@@ -39,7 +39,8 @@ func newEventsListCmd(f *Factory) *cobra.Command {
 				fetch:  func(c *client.Client) client.ListFunc[client.Event] { return c.ListEvents },
 				raw:    func(v client.Event) json.RawMessage { return v.Raw },
 				header: []string{"ID", "TYPE", "CREATED"},
-				row:    func(v client.Event) []string { return []string{v.ID, v.Type, when(&v.CreatedAt)} },
+				cut:    []int{1},
+				row:    func(v client.Event) []string { return []string{v.ID, v.Type, whenShort(&v.CreatedAt)} },
 			})
 		},
 	}

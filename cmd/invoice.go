@@ -183,8 +183,10 @@ func invoiceListing(streams *IO) listing[client.Invoice] {
 		raw:    func(v client.Invoice) json.RawMessage { return v.Raw },
 		header: []string{"ID", "AMOUNT", "STATUS", "DESCRIPTION", "CREATED"},
 		right:  []int{1},
+		cut:    []int{3},
+		drop:   []int{4},
 		row: func(v client.Invoice) []string {
-			return []string{v.ID, usdc(v.Amount), v.Status, truncate(streams, v.Description, 40), when(&v.CreatedAt)}
+			return []string{v.ID, usdc(v.Amount), v.Status, v.Description, whenShort(&v.CreatedAt)}
 		},
 	}
 }

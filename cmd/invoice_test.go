@@ -133,9 +133,9 @@ func TestInvoiceList(t *testing.T) {
 	res := cliRun(t, nil, api.args("invoice", "list")...)
 	want := "" +
 		"ID        AMOUNT  STATUS  DESCRIPTION  CREATED\n" +
-		"inv_0  1.50 USDC  open    Order 0      2026-11-20 10:00:00\n" +
-		"inv_1  3.00 USDC  open    Order 1      2026-11-19 10:00:00\n" +
-		"inv_2  4.50 USDC  open    Order 2      2026-11-18 10:00:00\n"
+		"inv_0  1.50 USDC  open    Order 0      2026-11-20 10:00\n" +
+		"inv_1  3.00 USDC  open    Order 1      2026-11-19 10:00\n" +
+		"inv_2  4.50 USDC  open    Order 2      2026-11-18 10:00\n"
 	if res.code != 0 || res.stdout != want || res.stderr != "" {
 		t.Errorf("exit %d, stderr %q, stdout =\n%s\nwant\n%s", res.code, res.stderr, res.stdout, want)
 	}

@@ -111,7 +111,9 @@ var meterListing = listing[client.Meter]{
 	fetch:  func(c *client.Client) client.ListFunc[client.Meter] { return c.ListMeters },
 	raw:    func(v client.Meter) json.RawMessage { return v.Raw },
 	header: []string{"ID", "KEY", "DISPLAY NAME", "AGGREGATION", "UNIT", "CREATED"},
+	cut:    []int{1, 2, 4},
+	drop:   []int{5, 4, 2},
 	row: func(v client.Meter) []string {
-		return []string{v.ID, v.Key, v.DisplayName, v.Aggregation, v.UnitLabel, when(&v.CreatedAt)}
+		return []string{v.ID, v.Key, v.DisplayName, v.Aggregation, v.UnitLabel, whenShort(&v.CreatedAt)}
 	},
 }

@@ -59,13 +59,19 @@ func startUsageAPI(t *testing.T) *usageAPI {
 // cli runs the CLI against the daemon with stdin.
 func (u *usageAPI) cli(t *testing.T, stdin string, args ...string) cliResult {
 	t.Helper()
+	return u.cliWidth(t, 0, stdin, args...)
+}
+
+// cliWidth is cli on a terminal width columns wide (0: not a terminal).
+func (u *usageAPI) cliWidth(t *testing.T, width int, stdin string, args ...string) cliResult {
+	t.Helper()
 	cfg := filepath.Join(t.TempDir(), "config.yaml")
 	if err := os.WriteFile(cfg, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	var out, errOut bytes.Buffer
 	args = append([]string{"--config", cfg, "--api-url", u.url, "--api-key", u.key}, args...)
-	code := Run(context.Background(), args, &IO{In: strings.NewReader(stdin), Out: &out, Err: &errOut})
+	code := Run(context.Background(), args, &IO{In: strings.NewReader(stdin), Out: &out, Err: &errOut, Width: width})
 	return cliResult{code: code, stdout: out.String(), stderr: errOut.String()}
 }
 

@@ -75,8 +75,8 @@ func TestMeterList(t *testing.T) {
 	res := cliRun(t, nil, api.args("meter", "list")...)
 	want := "" +
 		"ID       KEY        DISPLAY NAME  AGGREGATION  UNIT   CREATED\n" +
-		"meter_2  tokens     LLM tokens    sum          token  2026-11-02 08:00:00\n" +
-		"meter_1  api_calls  API calls     count               2026-11-01 08:00:00\n"
+		"meter_2  tokens     LLM tokens    sum          token  2026-11-02 08:00\n" +
+		"meter_1  api_calls  API calls     count               2026-11-01 08:00\n"
 	if res.code != 0 || res.stdout != want {
 		t.Errorf("exit %d, stdout =\n%s\nwant\n%s", res.code, res.stdout, want)
 	}

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
-	"strings"
 
 	"github.com/tollgatehq/tollgate/client"
 )
@@ -142,7 +141,8 @@ func printLines(streams *IO, raw json.RawMessage) error {
 	if _, err := fmt.Fprintln(streams.Out, "  Lines:"); err != nil {
 		return err
 	}
-	t := newTablePrinter(streams, "    KIND", "DESCRIPTION", "QUANTITY", "TIER", "UNIT AMOUNT", "AMOUNT").alignRight(2).alignRight(4).alignRight(5)
+	t := newTablePrinter(streams, "    KIND", "DESCRIPTION", "QUANTITY", "TIER", "UNIT AMOUNT", "AMOUNT").
+		alignRight(2).alignRight(4).alignRight(5).cut(1).drop(3)
 	for _, l := range lines {
 		tier, unit := "", ""
 		if l.Tier != nil {
@@ -154,13 +154,4 @@ func printLines(streams *IO, raw json.RawMessage) error {
 		t.row("    "+l.Kind, l.Description, deref(l.Quantity), tier, unit, usdc(l.Amount))
 	}
 	return t.print()
-}
-
-// short abbreviates a 0x address for a table on a terminal: 0x4242…4242;
-// piped output keeps it whole.
-func short(streams *IO, addr string) string {
-	if !streams.OutIsTerminal || len(addr) <= 12 || !strings.HasPrefix(addr, "0x") {
-		return addr
-	}
-	return addr[:6] + "…" + addr[len(addr)-4:]
 }

@@ -11,7 +11,6 @@ import (
 	"syscall"
 	"time"
 	"unicode"
-	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -21,70 +20,6 @@ import (
 
 // This file holds what the client commands share: tables, USDC formatting,
 // JSON passthrough and list paging.
-
-// tablePrinter prints aligned columns. It pads cells itself rather than use
-// text/tabwriter, because tabwriter counts colour escape codes as width and
-// would misalign a coloured header.
-type tablePrinter struct {
-	io     *IO
-	header []string
-	rows   [][]string
-	right  map[int]bool
-}
-
-func newTablePrinter(streams *IO, header ...string) *tablePrinter {
-	return &tablePrinter{io: streams, header: header, right: map[int]bool{}}
-}
-
-// alignRight right-aligns column i (amounts).
-func (t *tablePrinter) alignRight(i int) *tablePrinter { t.right[i] = true; return t }
-
-func (t *tablePrinter) row(cells ...string) {
-	for i, c := range cells {
-		cells[i] = clean(c)
-	}
-	t.rows = append(t.rows, cells)
-}
-
-func (t *tablePrinter) print() error {
-	all := t.rows
-	if len(t.header) > 0 {
-		all = append([][]string{t.header}, t.rows...)
-	}
-	var widths []int
-	for _, r := range all {
-		for i, c := range r {
-			if i == len(widths) {
-				widths = append(widths, 0)
-			}
-			widths[i] = max(widths[i], utf8.RuneCountInString(c))
-		}
-	}
-	var b strings.Builder
-	for n, r := range all {
-		var line strings.Builder
-		for i, c := range r {
-			pad := strings.Repeat(" ", widths[i]-utf8.RuneCountInString(c))
-			if i == len(r)-1 && !t.right[i] {
-				pad = "" // no trailing spaces
-			}
-			if n == 0 && len(t.header) > 0 && t.io.Color() {
-				c = bold(c)
-			}
-			if t.right[i] {
-				line.WriteString(pad + c)
-			} else {
-				line.WriteString(c + pad)
-			}
-			if i < len(r)-1 {
-				line.WriteString("  ")
-			}
-		}
-		b.WriteString(line.String() + "\n")
-	}
-	_, err := io.WriteString(t.io.Out, b.String())
-	return err
-}
 
 func bold(s string) string  { return "\x1b[1m" + s + "\x1b[0m" }
 func green(s string) string { return "\x1b[32m" + s + "\x1b[0m" }
@@ -99,15 +34,6 @@ func clean(s string) string {
 		}
 		return r
 	}, s)
-}
-
-// truncate shortens s to n characters on a terminal; piped output keeps
-// everything.
-func truncate(streams *IO, s string, n int) string {
-	if !streams.OutIsTerminal || utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	return string([]rune(s)[:n-1]) + "…"
 }
 
 // printFields prints "Label:  value" lines under a title marked as a
@@ -152,7 +78,16 @@ func usdc(base string) string {
 	return a.USDC() + " USDC"
 }
 
-// when formats an API timestamp for a table; a missing one is blank.
+// whenShort formats an API timestamp for a list table, to the minute (get
+// and --json have the seconds); a missing one is blank.
+func whenShort(t *time.Time) string {
+	if t == nil || t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format("2006-01-02 15:04")
+}
+
+// when formats an API timestamp for details; a missing one is blank.
 func when(t *time.Time) string {
 	if t == nil || t.IsZero() {
 		return ""
@@ -217,6 +152,10 @@ type listing[T any] struct {
 	header []string
 	row    func(T) []string
 	right  []int // right-aligned columns
+	// How the table gives way on a narrow terminal: the columns whose ids
+	// are elided in the middle, whose text is cut, and those dropped,
+	// least useful first.
+	elide, cut, drop []int
 }
 
 // runList prints one page (or with --all every page) as a table, or with
@@ -258,7 +197,7 @@ func runList[T any](ctx context.Context, cmd *cobra.Command, f *Factory, o listO
 		fmt.Fprintf(f.IO.Err, "No %s.\n", l.plural)
 		return nil
 	}
-	t := newTablePrinter(f.IO, l.header...)
+	t := newTablePrinter(f.IO, l.header...).elide(l.elide...).cut(l.cut...).drop(l.drop...)
 	for _, i := range l.right {
 		t.alignRight(i)
 	}

@@ -68,17 +68,6 @@ func TestColourOnlyOnTerminalWithoutNoColor(t *testing.T) {
 	}
 }
 
-func TestTruncateOnlyOnTerminal(t *testing.T) {
-	t.Parallel()
-	long := strings.Repeat("x", 50)
-	if got := truncate(&IO{OutIsTerminal: true}, long, 40); len([]rune(got)) != 40 || !strings.HasSuffix(got, "…") {
-		t.Errorf("terminal: %q", got)
-	}
-	if got := truncate(&IO{}, long, 40); got != long {
-		t.Errorf("piped: %q", got)
-	}
-}
-
 func TestPrintAllJSONKeepsItemsVerbatim(t *testing.T) {
 	t.Parallel()
 	items := []json.RawMessage{json.RawMessage(`{"b": 1,  "a":2}`), json.RawMessage(`{"id":"x"}`)}

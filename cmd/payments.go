@@ -42,8 +42,10 @@ func paymentListing(streams *IO) listing[client.Payment] {
 		raw:    func(v client.Payment) json.RawMessage { return v.Raw },
 		header: []string{"ID", "AMOUNT", "STATUS", "FOR", "PAYER", "CREATED"},
 		right:  []int{1},
+		elide:  []int{3, 4},
+		drop:   []int{5, 4},
 		row: func(v client.Payment) []string {
-			return []string{v.ID, usdc(v.Amount), v.Status, paymentFor(v), short(streams, deref(v.Payer)), when(&v.CreatedAt)}
+			return []string{v.ID, usdc(v.Amount), v.Status, paymentFor(v), deref(v.Payer), whenShort(&v.CreatedAt)}
 		},
 	}
 }

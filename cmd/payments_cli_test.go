@@ -148,7 +148,8 @@ func TestCheckoutPayAndInvoices(t *testing.T) {
 	u.cli(t, "", "invoice", "get", "inv_nope").want(t, ExitError, "resource_not_found")
 	u.cli(t, "", "invoice", "get").want(t, ExitUsage, "1 argument")
 
-	u.cli(t, "", "payments", "list").want(t, ExitOK, "ID", "AMOUNT", payID, "9.00 USDC", "succeeded", paid.ID, rail.WalletSucceeds)
+	u.cliWidth(t, 200, "", "payments", "list").want(t, ExitOK, "ID", "AMOUNT", payID, "9.00 USDC", "succeeded", paid.ID, rail.WalletSucceeds)
+	u.cli(t, "", "payments", "list").want(t, ExitOK, "ID", "AMOUNT", payID, "9.00 USDC", "succeeded", paid.ID)
 	list := u.cli(t, "", "payments", "list", "--json").object(t)
 	if data := list["data"].([]any); list["object"] != "list" || len(data) != 1 || data[0].(map[string]any)["id"] != payID {
 		t.Fatalf("payments list %v", list)
@@ -230,7 +231,8 @@ func TestSubscriptionsAndClock(t *testing.T) {
 		t.Fatalf("payment %v", p)
 	}
 
-	u.cli(t, "", "subscriptions", "list").want(t, ExitOK, "STATUS", "PLAN", subID, metered.ID, "every day", licensed.ID, "every month")
+	u.cliWidth(t, 200, "", "subscriptions", "list").want(t, ExitOK, "STATUS", "PLAN", subID, metered.ID, "every day", licensed.ID, "every month")
+	u.cli(t, "", "subscriptions", "list").want(t, ExitOK, "STATUS", subID, "every day", "every month")
 	mine := u.cli(t, "", "subscriptions", "list", "--customer", customer, "--json").object(t)
 	if data := mine["data"].([]any); len(data) != 1 || data[0].(map[string]any)["id"] != subID {
 		t.Fatalf("--customer %s: %v", customer, mine)

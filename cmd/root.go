@@ -38,15 +38,33 @@ type IO struct {
 	ErrIsTerminal bool
 	// OutIsTerminal is true when Out is a terminal.
 	OutIsTerminal bool
+	// Width is Out's width in columns when it is a terminal; 0 means
+	// unknown, and tables are then made to fit 80.
+	Width int
 }
 
 // StdIO returns the process's streams.
 func StdIO() *IO {
-	return &IO{
+	s := &IO{
 		In: os.Stdin, Out: os.Stdout, Err: os.Stderr,
 		ErrIsTerminal: term.IsTerminal(int(os.Stderr.Fd())),
 		OutIsTerminal: term.IsTerminal(int(os.Stdout.Fd())),
 	}
+	if s.OutIsTerminal {
+		// An ioctl: the terminal is not asked anything.
+		if w, _, err := term.GetSize(int(os.Stdout.Fd())); err == nil && w > 0 {
+			s.Width = w
+		}
+	}
+	return s
+}
+
+// width is the number of columns tables must fit.
+func (io *IO) width() int {
+	if io.Width > 0 {
+		return io.Width
+	}
+	return 80
 }
 
 // Color reports whether output may be coloured: a terminal and no NO_COLOR.

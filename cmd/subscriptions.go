@@ -49,13 +49,15 @@ func subscriptionListing(streams *IO, customer string) listing[client.Subscripti
 		raw:    func(v client.Subscription) json.RawMessage { return v.Raw },
 		header: []string{"ID", "STATUS", "PLAN", "CUSTOMER", "AMOUNT", "BILLED", "PERIOD END", "CREATED"},
 		right:  []int{4},
+		elide:  []int{2, 3},
+		drop:   []int{7, 3, 2, 5},
 		row: func(v client.Subscription) []string {
 			amount := ""
 			if v.Amount != nil {
 				amount = usdc(*v.Amount)
 			}
 			return []string{v.ID, v.Status, v.PlanID, deref(v.CustomerID), amount, every(deref(v.Interval), v.IntervalDays),
-				when(v.CurrentPeriodEnd), when(&v.CreatedAt)}
+				whenShort(v.CurrentPeriodEnd), whenShort(&v.CreatedAt)}
 		},
 	}
 }
