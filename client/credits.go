@@ -85,8 +85,9 @@ func (c *Client) DebitCredits(ctx context.Context, p CreditDebitParams, opts ...
 	return create[CreditDebit](ctx, c, "/v1/credit_debits", p, p.IdempotencyKey != "", opts)
 }
 
-// CreditBalance is a customer's prepaid balance. AccountID, Granted and
-// Consumed are empty when the customer was never granted credits.
+// CreditBalance is a customer's prepaid balance: Balance = Granted -
+// Consumed - Expired. AccountID, Granted, Consumed and Expired are empty
+// when the customer was never granted credits.
 type CreditBalance struct {
 	Object     string `json:"object"` // "credit_balance"
 	CustomerID string `json:"customer_id"`
@@ -94,6 +95,7 @@ type CreditBalance struct {
 	Balance    string `json:"balance"`  // base units; may be negative
 	Granted    string `json:"granted"`  // lifetime
 	Consumed   string `json:"consumed"` // lifetime debits (expired credits are not consumed)
+	Expired    string `json:"expired"`  // lifetime: what grants lost by expiring unused
 	Currency   string `json:"currency"` // "usdc"
 	// Raw is the object exactly as the API sent it.
 	Raw json.RawMessage `json:"-"`

@@ -196,12 +196,15 @@ func newCreditsBalanceCmd(f *Factory) *cobra.Command {
 			if f.JSON() {
 				return printRaw(f.IO.Out, b.Raw)
 			}
-			t := newTablePrinter(f.IO, "CUSTOMER", "BALANCE", "GRANTED", "CONSUMED", "ACCOUNT").alignRight(1).alignRight(2).alignRight(3)
-			granted, consumed, account := "-", "-", "(no credit account)"
+			t := newTablePrinter(f.IO, "CUSTOMER", "BALANCE", "GRANTED", "CONSUMED", "EXPIRED", "ACCOUNT").
+				alignRight(1).alignRight(2).alignRight(3).alignRight(4).elide(5).drop(5)
+			granted, consumed, expired, account := "-", "-", "-", "(no credit account)"
 			if b.AccountID != "" {
 				granted, consumed, account = usdc(b.Granted), usdc(b.Consumed), b.AccountID
+				expired = usdc(b.Expired) // blank from a daemon that does not send it
+
 			}
-			t.row(b.CustomerID, usdc(b.Balance), granted, consumed, account)
+			t.row(b.CustomerID, usdc(b.Balance), granted, consumed, expired, account)
 			return t.print()
 		},
 	}

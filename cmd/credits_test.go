@@ -112,6 +112,7 @@ func TestCreditsCommands(t *testing.T) {
 		"POST /v1/credit_debits":                 debit,
 		"GET /v1/customers/cus_1/credit_balance": balance,
 		"GET /v1/customers/cus_2/credit_balance": `{"object":"credit_balance","customer_id":"cus_2","balance":"0","currency":"usdc"}`,
+		"GET /v1/customers/cus_3/credit_balance": `{"object":"credit_balance","customer_id":"cus_3","account_id":"cacct_3","balance":"500000","granted":"5000000","consumed":"1500000","expired":"3000000","currency":"usdc"}`,
 	})
 
 	res := cliRun(t, nil, api.args("credits", "grant", "--amount", "2.5usdc", "--external-customer-id", "u1")...)
@@ -132,6 +133,11 @@ func TestCreditsCommands(t *testing.T) {
 	res = cliRun(t, nil, api.args("credits", "balance", "cus_1")...)
 	if res.code != 0 || !strings.Contains(res.stdout, "BALANCE") || !strings.Contains(res.stdout, "-1.50 USDC") || !strings.Contains(res.stdout, "cacct_1") {
 		t.Fatalf("balance: %d %q", res.code, res.stdout)
+	}
+	// After an expiry the row adds up: 5.00 - 1.50 - 3.00 = 0.50.
+	res = cliRun(t, nil, api.args("credits", "balance", "cus_3")...)
+	if res.code != 0 || !strings.Contains(res.stdout, "EXPIRED") || !strings.Contains(res.stdout, "0.50 USDC") || !strings.Contains(res.stdout, "3.00 USDC") {
+		t.Fatalf("balance after an expiry: %d %q", res.code, res.stdout)
 	}
 	res = cliRun(t, nil, api.args("credits", "balance", "cus_2")...)
 	if res.code != 0 || !strings.Contains(res.stdout, "(no credit account)") {

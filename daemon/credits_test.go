@@ -96,7 +96,7 @@ func TestCreditGrantsAndDebits(t *testing.T) {
 		bal.Currency != "usdc" || bal.AccountID == "" || bal.CustomerID != cus {
 		t.Fatalf("balance %v %s", err, bal.Raw)
 	}
-	if k := keysOf(t, bal.Raw); k != "account_id,balance,consumed,currency,customer_id,granted,object" {
+	if k := keysOf(t, bal.Raw); k != "account_id,balance,consumed,currency,customer_id,expired,granted,object" || bal.Expired != "0" {
 		t.Fatalf("balance fields %s", k)
 	}
 

@@ -20,6 +20,10 @@ type Balance struct {
 	Balance   money.Amount
 	Granted   money.Amount // lifetime
 	Consumed  money.Amount // lifetime debits; expiries are not consumption
+	// Expired is what grants lost by expiring, lifetime, including those
+	// due at now whose expiry entry is not written yet, so that Balance =
+	// Granted - Consumed - Expired.
+	Expired money.Amount
 }
 
 // GetBalance returns the balance at now of the customer whose id is in a
@@ -47,6 +51,10 @@ func GetBalance(ctx context.Context, q store.Querier, s tenant.Scope, customerID
 	if len(rows) == 1 {
 		r := rows[0]
 		b.AccountID, b.Balance, b.Granted, b.Consumed = r.ID, r.Balance-r.Due, r.Granted, r.Consumed
+		// The account's balance is the sum of its ledger entries: grants
+		// less debits less expiries, so the expiries need no scan of the
+		// ledger. Cannot overflow: each term is within the balance's range.
+		b.Expired = b.Granted - b.Consumed - b.Balance
 	}
 	return b, nil
 }

@@ -46,13 +46,13 @@ func (r DebitResult) Wire() wire.CreditDebit {
 		Covered: r.Covered.String(), Shortfall: r.Shortfall.String(), Balance: r.Balance.String(), Deduplicated: r.Deduplicated}
 }
 
-// Wire returns the balance's public form: account_id, granted and consumed
-// only when the customer has a credit account.
+// Wire returns the balance's public form: account_id, granted, consumed
+// and expired only when the customer has a credit account.
 func (b Balance) Wire() wire.CreditBalance {
 	j := wire.CreditBalance{Object: "credit_balance", CustomerID: b.CustomerID, Balance: b.Balance.String(), Currency: "usdc"}
 	if b.AccountID != "" {
-		granted, consumed := b.Granted.String(), b.Consumed.String()
-		j.AccountID, j.Granted, j.Consumed = b.AccountID, &granted, &consumed
+		granted, consumed, expired := b.Granted.String(), b.Consumed.String(), b.Expired.String()
+		j.AccountID, j.Granted, j.Consumed, j.Expired = b.AccountID, &granted, &consumed, &expired
 	}
 	return j
 }

@@ -103,7 +103,8 @@ type CreditDebit struct {
 }
 
 // CreditBalance is a customer's balance; a customer without a credit
-// account has no account_id, granted or consumed.
+// account has no account_id, granted, consumed or expired. With one,
+// balance = granted - consumed - expired.
 type CreditBalance struct {
 	Object     string  `json:"object"` // "credit_balance"
 	CustomerID string  `json:"customer_id"`
@@ -111,7 +112,9 @@ type CreditBalance struct {
 	Balance    string  `json:"balance"`
 	Granted    *string `json:"granted,omitempty"`
 	Consumed   *string `json:"consumed,omitempty"`
-	Currency   string  `json:"currency"` // "usdc"
+	// Expired is what grants lost by expiring unused, lifetime.
+	Expired  *string `json:"expired,omitempty"`
+	Currency string  `json:"currency"` // "usdc"
 }
 
 // EntitlementGrant is one grant of a feature to a customer.

@@ -177,6 +177,9 @@ func (p *Customer) resultView() string {
 	credits := "  Credits      balance " + common.USDC(bal.Balance)
 	if bal.AccountID != "" {
 		credits += " · granted " + common.USDC(bal.Granted) + " · consumed " + common.USDC(bal.Consumed)
+		if bal.Expired != "" && bal.Expired != "0" {
+			credits += " · expired " + common.USDC(bal.Expired)
+		}
 	} else {
 		credits += " · no credit account"
 	}
