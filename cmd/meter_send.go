@@ -145,6 +145,11 @@ func meterSendOne(ctx context.Context, f *Factory, o *meterSendOptions) error {
 	if err != nil {
 		return explain(err)
 	}
+	if f.IO.ErrIsTerminal {
+		cv := countedValues{}
+		cv.add(e)
+		warnCountMeters(ctx, f.IO.Err, c, cv, e)
+	}
 	if f.JSON() {
 		return printRaw(f.IO.Out, e.Raw)
 	}
@@ -199,6 +204,7 @@ func meterSendLines(ctx context.Context, f *Factory, o *meterSendOptions) error 
 
 	var mu sync.Mutex
 	sum := sendSummary{Errors: []lineErrorOut{}, Idempotent: o.Idempotent}
+	valued := countedValues{}
 	var fatal error
 	bar := newProgress(f.IO, total)
 	batches := make(chan []sendLine)
@@ -238,6 +244,7 @@ func meterSendLines(ctx context.Context, f *Factory, o *meterSendOptions) error 
 							}
 						default:
 							sum.Accepted++
+							valued.add(d.Event)
 						}
 					}
 				}
@@ -260,6 +267,7 @@ func meterSendLines(ctx context.Context, f *Factory, o *meterSendOptions) error 
 		fatal = readErr
 	}
 	sum.NotSent = sum.Lines - sum.Accepted - sum.Duplicates - sum.Rejected
+	warnCountMeters(ctx, f.IO.Err, c, valued, nil)
 	return reportSend(f, o, sum, fatal)
 }
 
