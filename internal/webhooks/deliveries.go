@@ -152,3 +152,33 @@ func Retry(ctx context.Context, q store.Querier, in RetryInput) ([]string, error
 	}
 	return ids, nil
 }
+
+// Backlog is what an endpoint has waiting: its pending deliveries and why
+// the latest attempt among them failed, when one did.
+type Backlog struct {
+	EndpointID string  `db:"endpoint_id"`
+	Pending    int     `db:"pending"`
+	LastError  *string `db:"last_error"`
+	LastStatus *int    `db:"last_status"`
+}
+
+// Backlogs returns the backlog of every endpoint (of merchantID, or all
+// when empty) that has pending deliveries, keyed by endpoint id: an
+// operator's view of deliveries stuck behind a refusal or a failing
+// receiver.
+func Backlogs(ctx context.Context, q store.Querier, merchantID string) (map[string]Backlog, error) {
+	var bs []Backlog
+	err := q.SelectContext(ctx, &bs, `SELECT endpoint_id, count(*) AS pending,
+		(array_agg(last_error ORDER BY last_attempt_at DESC NULLS LAST))[1] AS last_error,
+		(array_agg(last_status ORDER BY last_attempt_at DESC NULLS LAST))[1] AS last_status
+		FROM webhook_deliveries WHERE status = $2 AND ($1 = '' OR merchant_id = $1)
+		GROUP BY endpoint_id`, merchantID, StatusPending)
+	if err != nil {
+		return nil, store.Translate(err)
+	}
+	out := make(map[string]Backlog, len(bs))
+	for _, b := range bs {
+		out[b.EndpointID] = b
+	}
+	return out, nil
+}

@@ -1,0 +1,59 @@
+package cmd
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tollgatehq/tollgate/internal/tenant"
+	"github.com/tollgatehq/tollgate/internal/webhooks/webhookstest"
+)
+
+// An http:// endpoint admitted by `admin webhook add --allow-insecure-webhooks`
+// is delivered only by a daemon started with the same flag. Add says so at
+// once, and when the daemon lacks it, `admin webhook list` shows the
+// deliveries pending and the daemon's refusal.
+func TestAdminWebhookInsecureBacklog(t *testing.T) {
+	t.Parallel()
+	db, url := eventsDB(t)
+	startEventsDaemon(t, db) // without --allow-insecure-webhooks
+	m, _ := merchantKey(t, db)
+	run := func(args ...string) cliResult {
+		return cliRun(t, nil, append(append([]string{"admin"}, args...), "--database-url", url)...)
+	}
+	res := run("webhook", "add", "--merchant", m, "--mode", "test", "--url", "http://127.0.0.1:9/hook", "--allow-insecure-webhooks", "--json")
+	if res.code != 0 || !strings.HasPrefix(res.stdout, "{") ||
+		!strings.Contains(res.stderr, "only a daemon started with --allow-insecure-webhooks") || !strings.Contains(res.stderr, "stay pending") {
+		t.Fatalf("add: exit %d\nstdout %s\nstderr %s", res.code, res.stdout, res.stderr)
+	}
+	// (subscribed to another event type, so nothing is sent off this machine)
+	if res := run("webhook", "add", "--merchant", m, "--mode", "test", "--url", "https://example.com/hook", "--events", "subscription.renewed",
+		"--allow-insecure-webhooks"); res.code != 0 || res.stderr != "" {
+		t.Errorf("an https URL needs no note: exit %d, stderr %q", res.code, res.stderr)
+	}
+
+	ev := webhookstest.Emit(t, db, tenant.Scope{MerchantID: m, Mode: tenant.Test}, "invoice.paid", map[string]any{})
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		ds := webhookstest.Deliveries(t, db, ev.ID)
+		refused := 0
+		for _, d := range ds {
+			if d.Attempts > 0 {
+				refused++
+			}
+		}
+		if len(ds) == 1 && refused == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no attempt within 30s: %+v", ds)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	res = run("webhook", "list", "--merchant", m)
+	if res.code != 0 || !strings.Contains(res.stdout, "PENDING") ||
+		!strings.Contains(res.stdout, "1 pending; last attempt: refused: http:// endpoint; deliveries need https (serve with --allow-insecure-webhooks") {
+		t.Errorf("list: exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	fits(t, "admin webhook list", strings.SplitN(res.stdout, "\nwe_", 2)[0], 80)
+}
