@@ -3,6 +3,7 @@ package cmd
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -27,21 +28,20 @@ func newMCPToolsCmd(f *Factory) *cobra.Command {
 		Long: `Print the tools the daemon serves at /api/mcp, from the registry the daemon
 itself uses: each tool's scope, REST counterpart, annotations and input
 schema. With --json, the tools as tools/list answers them (plus "rest" and
-"scope"), including input and output schemas. NAME prints one tool.`,
+"scope"), including input and output schemas: an array, or with NAME the one
+tool's object.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
 			tools := daemon.Tools()
 			if len(args) == 1 {
-				var one []daemon.ToolDescription
-				for _, t := range tools {
-					if t.Name == args[0] {
-						one = append(one, t)
-					}
-				}
-				if len(one) == 0 {
+				i := slices.IndexFunc(tools, func(t daemon.ToolDescription) bool { return t.Name == args[0] })
+				if i < 0 {
 					return exitWith(ExitUsage, fmt.Errorf("no tool %q; `tollgate mcp tools` lists them", args[0]))
 				}
-				tools = one
+				if f.JSON() {
+					return writeJSONTo(f.IO.Out, tools[i]) // one object, as NAME asked
+				}
+				tools = tools[i : i+1]
 			}
 			if f.JSON() {
 				return writeJSONTo(f.IO.Out, tools)

@@ -32,6 +32,12 @@ func TestMCPTools(t *testing.T) {
 		!strings.Contains(out, "• amount (amount, required) ") {
 		t.Fatalf("mcp tools grant_credits: %d %s", code, out)
 	}
+	// One tool by name is that tool's object, not an array of one.
+	code, out, _ = run("mcp", "tools", "grant_credits", "--json")
+	var one map[string]any
+	if code != 0 || json.Unmarshal([]byte(out), &one) != nil || one["name"] != "grant_credits" || one["inputSchema"] == nil {
+		t.Fatalf("mcp tools grant_credits --json: %d %s", code, out)
+	}
 	if code, _, errOut := run("mcp", "tools", "refund"); code != ExitUsage || !strings.Contains(errOut, `no tool "refund"`) {
 		t.Fatalf("unknown tool: %d %s", code, errOut)
 	}
