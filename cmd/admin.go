@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -24,8 +23,8 @@ func newAdminCmd(f *Factory) *cobra.Command {
 		Short: "Operator commands run against the database: merchants, API keys, webhook endpoints",
 	}
 	dbFlags := func(c *cobra.Command) *cobra.Command { dbFlags(c); return c }
-	merchant := &cobra.Command{Use: "merchant", Short: "Create and list merchants"}
-	merchant.AddCommand(dbFlags(newAdminMerchantCreate(f)), dbFlags(newAdminMerchantList(f)))
+	merchant := &cobra.Command{Use: "merchant", Short: "Create, list and rename merchants"}
+	merchant.AddCommand(dbFlags(newAdminMerchantCreate(f)), dbFlags(newAdminMerchantList(f)), dbFlags(newAdminMerchantRename(f)))
 	key := &cobra.Command{Use: "key", Short: "Create, list and revoke API keys"}
 	key.AddCommand(dbFlags(newAdminKeyCreate(f)), dbFlags(newAdminKeyList(f)), dbFlags(newAdminKeyRevoke(f)))
 	cmd.AddCommand(merchant, key, newAdminWebhookCmd(f, dbFlags), newAdminDeliveriesCmd(f, dbFlags))
@@ -58,53 +57,6 @@ func writeJSONTo(w io.Writer, v any) error {
 func newTable(w io.Writer) *tabwriter.Writer { return tabwriter.NewWriter(w, 0, 4, 2, ' ', 0) }
 
 func fmtTime(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05") }
-
-func newAdminMerchantCreate(f *Factory) *cobra.Command {
-	cmd := &cobra.Command{
-		Use: "create --name NAME", Short: "Create a merchant", Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			name, _ := cmd.Flags().GetString("name")
-			if strings.TrimSpace(name) == "" {
-				return usageError("--name is required")
-			}
-			return f.withDB(cmd.Context(), func(d *database) error {
-				m, err := auth.CreateMerchant(cmd.Context(), d.DB, name)
-				if err != nil {
-					return err
-				}
-				if f.JSON() {
-					return writeJSONTo(f.IO.Out, m)
-				}
-				fmt.Fprintf(f.IO.Out, "Created merchant %s (%s)\n", m.ID, m.Name)
-				return nil
-			})
-		},
-	}
-	cmd.Flags().String("name", "", "merchant name")
-	return cmd
-}
-
-func newAdminMerchantList(f *Factory) *cobra.Command {
-	return &cobra.Command{
-		Use: "list", Short: "List merchants", Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return f.withDB(cmd.Context(), func(d *database) error {
-				ms, err := auth.ListMerchants(cmd.Context(), d.DB)
-				if err != nil {
-					return err
-				}
-				if f.JSON() {
-					return writeJSONTo(f.IO.Out, ms)
-				}
-				t := newTablePrinter(f.IO, "ID", "NAME", "CREATED").cut(1).drop(2)
-				for _, m := range ms {
-					t.row(m.ID, m.Name, whenShort(&m.CreatedAt))
-				}
-				return t.print()
-			})
-		},
-	}
-}
 
 func newAdminKeyCreate(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{

@@ -38,6 +38,8 @@ type IO struct {
 	ErrIsTerminal bool
 	// OutIsTerminal is true when Out is a terminal.
 	OutIsTerminal bool
+	// InIsTerminal is true when In is a terminal: a person can be asked.
+	InIsTerminal bool
 	// Width is Out's width in columns when it is a terminal; 0 means
 	// unknown, and tables are then made to fit 80.
 	Width int
@@ -49,6 +51,7 @@ func StdIO() *IO {
 		In: os.Stdin, Out: os.Stdout, Err: os.Stderr,
 		ErrIsTerminal: term.IsTerminal(int(os.Stderr.Fd())),
 		OutIsTerminal: term.IsTerminal(int(os.Stdout.Fd())),
+		InIsTerminal:  term.IsTerminal(int(os.Stdin.Fd())),
 	}
 	if s.OutIsTerminal {
 		// An ioctl: the terminal is not asked anything.

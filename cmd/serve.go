@@ -1,6 +1,7 @@
 package cmd
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"log/slog"
@@ -28,8 +29,11 @@ func newServeCmd(f *Factory) *cobra.Command {
 
 With no --database-url, tollgate runs its embedded default: a private
 PostgreSQL cluster under --data-dir, started and stopped with the daemon. On
-its first start it creates a merchant "default" and a test API key, prints the
-key once and saves it with the API URL to the CLI config file.
+its first start it creates a merchant and a test API key, prints the key once
+and saves it with the API URL to the CLI config file. The merchant's name is
+what checkout pages show ("Invoice from NAME"): --merchant-name, else asked
+for when serve runs on a terminal, else "default". "tollgate admin merchant
+rename" changes it at any time.
 
 Live mode settles on an EVM chain with --chain-rpc-url, --usdc-address,
 --plan-manager-address and --relayer-key-file: payers sign, the relayer pays
@@ -40,6 +44,7 @@ the gas, and a payment counts after --confirmations blocks.`,
 	fl := cmd.Flags()
 	fl.String("listen", "127.0.0.1:8080", "address to serve HTTP on")
 	fl.String("base-url", "", "public URL of this daemon, used in checkout links (default http://<listen>)")
+	fl.String("merchant-name", "", "name of the merchant created at first start, shown on checkout pages (default: asked on a terminal, else \"default\")")
 	fl.String("environment", "any", "accept create requests from any, test or live keys")
 	fl.Bool("allow-insecure-webhooks", false, "allow http:// webhook URLs and private addresses (development)")
 	fl.String("webhook-ca-file", "", "PEM file of extra trusted roots for webhook endpoints")
@@ -143,7 +148,7 @@ func runServe(ctx context.Context, f *Factory) error {
 	if db.Embedded {
 		// Interrupted by a shutdown signal, bootstrap's failure is no
 		// error: the daemon shuts down gracefully below.
-		if err := f.bootstrap(ctx, db, d.URL); err != nil && ctx.Err() == nil {
+		if err := f.bootstrap(ctx, db, d.URL, f.v.GetString("merchant_name")); err != nil && ctx.Err() == nil {
 			_ = d.Shutdown(ctx)
 			return err
 		}
@@ -165,18 +170,29 @@ func runServe(ctx context.Context, f *Factory) error {
 	return d.Shutdown(sctx)
 }
 
-// bootstrap makes a fresh embedded default usable at once: a merchant
-// "default" and a test key, printed once and saved for the CLI unless a key
-// is already configured.
-func (f *Factory) bootstrap(ctx context.Context, db *database, apiURL string) error {
+// bootstrap makes a fresh embedded default usable at once: a merchant named
+// name (asked for on a terminal when empty) and a test key, printed once and
+// saved for the CLI unless a key is already configured.
+func (f *Factory) bootstrap(ctx context.Context, db *database, apiURL, name string) error {
 	ms, err := auth.ListMerchants(ctx, db.DB)
-	if err != nil || len(ms) > 0 {
+	if err != nil {
 		return err
 	}
+	if len(ms) > 0 {
+		if name != "" && (len(ms) != 1 || ms[0].Name != strings.TrimSpace(name)) {
+			fmt.Fprintln(f.IO.Err, "tollgate: --merchant-name names the merchant created at first start; to rename one: tollgate admin merchant rename MERCHANT_ID --name NAME")
+		}
+		return nil
+	}
+	if name == "" {
+		if name, err = f.askMerchantName(ctx); err != nil {
+			return err
+		}
+	}
+	var m auth.Merchant
 	var secret string
 	err = db.DB.InTx(ctx, func(tx *store.Tx) error {
-		m, err := auth.CreateMerchant(ctx, tx, "default")
-		if err != nil {
+		if m, err = auth.CreateMerchant(ctx, tx, name); err != nil {
 			return err
 		}
 		_, secret, err = auth.CreateKey(ctx, tx, m.ID, tenant.Test)
@@ -185,7 +201,10 @@ func (f *Factory) bootstrap(ctx context.Context, db *database, apiURL string) er
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(f.IO.Err, "\nCreated merchant \"default\" and a test API key (shown once):\n\n    %s\n\n", secret)
+	fmt.Fprintf(f.IO.Err, "\nCreated merchant %q (%s) and a test API key (shown once):\n\n    %s\n\n", m.Name, m.ID, secret)
+	if m.Name == defaultMerchantName {
+		fmt.Fprintf(f.IO.Err, "Checkout pages say \"Invoice from %s\"; to show your business's name: tollgate admin merchant rename %s --name NAME\n\n", m.Name, m.ID)
+	}
 	if f.v.GetString("api_key") != "" {
 		fmt.Fprintln(f.IO.Err, "An API key is already configured; the new key was not saved.")
 		return nil
@@ -229,4 +248,31 @@ func saveCLIConfig(path, apiURL, key string) error {
 		return err
 	}
 	return os.Rename(tmp, path)
+}
+
+// defaultMerchantName names the first merchant when nobody said otherwise:
+// scripts and existing setups have always found this one.
+const defaultMerchantName = "default"
+
+// askMerchantName asks the person at the terminal for the first merchant's
+// name; without a terminal (or an answer) it is defaultMerchantName.
+func (f *Factory) askMerchantName(ctx context.Context) (string, error) {
+	if !f.IO.InIsTerminal || !f.IO.ErrIsTerminal {
+		return defaultMerchantName, nil
+	}
+	fmt.Fprintf(f.IO.Err, "Your business's name, shown to customers on checkout pages [%s]: ", defaultMerchantName)
+	line := make(chan string, 1)
+	go func() {
+		s, _ := bufio.NewReader(f.IO.In).ReadString('\n')
+		line <- s
+	}()
+	select {
+	case <-ctx.Done():
+		return "", ctx.Err()
+	case s := <-line:
+		if s = strings.TrimSpace(s); s != "" {
+			return s, nil
+		}
+		return defaultMerchantName, nil
+	}
 }

@@ -11,6 +11,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/tollgatehq/tollgate/internal/apperr"
 	"github.com/tollgatehq/tollgate/internal/id"
@@ -50,15 +52,52 @@ type Principal struct {
 	Ahead time.Duration
 }
 
+// maxMerchantName bounds a merchant's display name, shown on checkout pages.
+const maxMerchantName = 100
+
+// merchantName trims a display name and checks it: 1 to 100 characters of
+// valid UTF-8 without control characters.
+func merchantName(name string) (string, error) {
+	name = strings.TrimSpace(name)
+	switch {
+	case name == "":
+		return "", apperr.Field("name", "is required")
+	case !utf8.ValidString(name) || strings.ContainsFunc(name, unicode.IsControl):
+		return "", apperr.Field("name", "must be text without control characters")
+	case utf8.RuneCountInString(name) > maxMerchantName:
+		return "", apperr.Field("name", "must be at most %d characters", maxMerchantName)
+	}
+	return name, nil
+}
+
 // CreateMerchant creates a merchant named name.
 func CreateMerchant(ctx context.Context, q store.Querier, name string) (Merchant, error) {
-	name = strings.TrimSpace(name)
-	if name == "" {
-		return Merchant{}, apperr.Field("name", "is required")
+	name, err := merchantName(name)
+	if err != nil {
+		return Merchant{}, err
 	}
 	var m Merchant
-	err := q.GetContext(ctx, &m, `INSERT INTO merchants (id, name) VALUES ($1, $2) RETURNING id, name, created_at`, id.New("mch"), name)
+	err = q.GetContext(ctx, &m, `INSERT INTO merchants (id, name) VALUES ($1, $2) RETURNING id, name, created_at`, id.New("mch"), name)
 	return m, store.Translate(err)
+}
+
+// RenameMerchant sets the display name of merchant merchantID; checkout
+// pages show it from their next request. An unknown merchant or a bad name
+// is invalid_request.
+func RenameMerchant(ctx context.Context, q store.Querier, merchantID, name string) (Merchant, error) {
+	name, err := merchantName(name)
+	if err != nil {
+		return Merchant{}, err
+	}
+	var ms []Merchant
+	err = q.SelectContext(ctx, &ms, `UPDATE merchants SET name = $2 WHERE id = $1 RETURNING id, name, created_at`, merchantID, name)
+	if err != nil {
+		return Merchant{}, store.Translate(err)
+	}
+	if len(ms) == 0 {
+		return Merchant{}, apperr.Field("merchant", "no merchant %q", merchantID)
+	}
+	return ms[0], nil
 }
 
 // ListMerchants returns every merchant, oldest first.
