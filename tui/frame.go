@@ -86,16 +86,24 @@ func (m *Model) statusLine() string {
 	return m.c.Styles.StatusInfo.Render(common.Fit(m.status, m.width))
 }
 
-func (m *Model) globalKeys() []key.Binding {
+// everywhereKeys work whatever has focus; frameKeys only outside a text
+// field, where digits, q and tab are typed into the field instead.
+func (m *Model) everywhereKeys() []key.Binding {
 	k := m.c.Keys
-	return []key.Binding{k.NextTab, k.PrevTab, k.Tabs, k.Help, k.Quit}
+	return []key.Binding{k.AltTabs, k.ForceQuit}
+}
+
+func (m *Model) frameKeys() []key.Binding {
+	k := m.c.Keys
+	return []key.Binding{k.Tabs, k.NextTab, k.PrevTab, k.Help, k.Quit}
 }
 
 func (m *Model) shortHelp() []key.Binding {
 	k := m.c.Keys
 	page := m.pages[m.active]
 	if page.Capturing() {
-		return append(page.ShortHelp(), key.NewBinding(key.WithKeys("ctrl+c"), key.WithHelp("ctrl+c", "quit")))
+		// First, so a narrow footer never hides how to leave a field's tab.
+		return append(append([]key.Binding{k.AltTabs}, page.ShortHelp()...), k.ForceQuit)
 	}
 	return append(page.ShortHelp(), k.Help, k.Quit)
 }
@@ -121,7 +129,8 @@ func (m *Model) fullHelp() string {
 			b.WriteString(common.Fit(strings.TrimRight(line.String(), " "), m.width) + "\n")
 		}
 	}
-	section("Everywhere", m.globalKeys())
+	section("Everywhere", m.everywhereKeys())
+	section("Outside a text field (in one, these keys type)", m.frameKeys())
 	section(m.pages[m.active].Title(), m.pages[m.active].FullHelp())
 	return b.String()
 }

@@ -160,13 +160,16 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 
 func (m *Model) key(msg tea.KeyPressMsg) tea.Cmd {
 	k := m.c.Keys
-	if msg.String() == "ctrl+c" {
+	if key.Matches(msg, k.ForceQuit) {
 		m.cancel()
 		return tea.Quit
 	}
 	if m.showHelp {
 		m.showHelp = false
 		return nil
+	}
+	if key.Matches(msg, k.AltTabs) {
+		return m.switchTo(int(msg.Code - '1'))
 	}
 	page := m.pages[m.active]
 	if page.Capturing() {

@@ -6,6 +6,9 @@ import "charm.land/bubbles/v2/key"
 // their help.
 type KeyMap struct {
 	Quit, Help, NextTab, PrevTab, Tabs key.Binding
+	// AltTabs and ForceQuit work even while a text field has focus, when
+	// digits, q and tab belong to the field.
+	AltTabs, ForceQuit key.Binding
 
 	Up, Down, Top, Bottom, HalfDown, HalfUp, Enter, Back, Reload key.Binding
 
@@ -25,6 +28,9 @@ func DefaultKeyMap() KeyMap {
 		NextTab: b("tab", "next tab", "tab"),
 		PrevTab: b("shift+tab", "previous tab", "shift+tab"),
 		Tabs:    b("1-8", "go to tab", "1", "2", "3", "4", "5", "6", "7", "8"),
+
+		AltTabs:   b("alt+1-8", "go to tab", "alt+1", "alt+2", "alt+3", "alt+4", "alt+5", "alt+6", "alt+7", "alt+8"),
+		ForceQuit: b("ctrl+c", "quit", "ctrl+c"),
 
 		Up:       b("k/↑", "up", "k", "up"),
 		Down:     b("j/↓", "down", "j", "down"),

@@ -23,7 +23,8 @@ type Page interface {
 	View() string
 	SetSize(width, height int)
 	// Capturing reports whether the page takes every key (text is being
-	// typed), so the frame's own keys (q, tab, 1-8) go to it instead.
+	// typed), so the frame's own keys (q, tab, 1-8) go to it instead; only
+	// alt+1-8 and ctrl+c still reach the frame.
 	Capturing() bool
 	// ShortHelp is the page's most useful keys; FullHelp all of them.
 	ShortHelp() []key.Binding
