@@ -177,8 +177,13 @@ func (s *Server) pageError(r *http.Request, err error) (*apperr.Error, int) {
 // failurePage is the page shown when the page itself could not be read.
 func (s *Server) failurePage(r *http.Request, err error) (checkoutView, int) {
 	e, status := s.pageError(r, err)
+	// e.Message is written for the merchant; the customer gets words and,
+	// for a fault of ours, a reference the merchant can look up.
 	v := checkoutView{Title: "Checkout unavailable", Heading: "Checkout is unavailable right now", HeadingID: "error-heading",
-		Paragraphs: []string{e.Message, "Reload this page in a moment; the link stays valid."}}
+		Paragraphs: []string{"Nothing could be shown or charged just now.", "Reload this page in a moment; the link stays valid."}}
+	if e.Code == apperr.Internal {
+		v.Paragraphs = append(v.Paragraphs, "If it keeps failing, give the merchant this reference: "+requestID(r.Context()))
+	}
 	if status == http.StatusServiceUnavailable {
 		v.Heading = "Checkout is temporarily unavailable"
 	}

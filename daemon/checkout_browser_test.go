@@ -99,7 +99,7 @@ func TestCheckoutInChromium(t *testing.T) {
 		if st := tb.submit(chromedp.Click(chromedp.ID("pay-" + rail.WalletInsufficient))); st != 402 {
 			t.Fatalf("status %d", st)
 		}
-		if got := tb.text("error-message"); !strings.Contains(got, rail.InsufficientFunds) {
+		if got := tb.text("error-message"); got != "The wallet does not have enough USDC for this payment." {
 			t.Fatalf("error %q", got)
 		}
 		if got := tb.text("status"); got != "open" {

@@ -115,10 +115,17 @@ func (p pageResp) is(t *testing.T, status int, wants []string, nots ...string) {
 	}
 }
 
-// walletForms are the five test-wallet forms of a payable test-mode page.
-func walletForms(action string) []string {
+// invoiceWallets are the test wallets an invoice's page offers: those that
+// differ in a single payment. A plan's page offers rail.MagicWallets().
+var invoiceWallets = []string{rail.WalletSucceeds, rail.WalletInsufficient, rail.WalletTransientOnce}
+
+// subscriptionOnlyWallets differ only in later charges.
+var subscriptionOnlyWallets = []string{rail.WalletRevokesAfter1st, rail.WalletFailsTwiceAfter1, rail.WalletFailsAfter1st}
+
+// walletForms are the test-wallet forms of a payable test-mode page.
+func walletForms(action string, wallets []string) []string {
 	var out []string
-	for _, a := range rail.MagicWallets() {
+	for _, a := range wallets {
 		out = append(out, `<input type="hidden" name="payer" value="`+a+`">`, `id="pay-`+a+`"`)
 	}
 	return append(out, `<form method="post" action="`+action+`">`, `id="test-mode"`)

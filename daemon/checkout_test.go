@@ -28,13 +28,13 @@ func TestCheckoutInvoicePage(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := f.page("/checkout/" + inv.ID)
-	p.is(t, 200, append(walletForms("/checkout/"+inv.ID+"/pay"),
+	p.is(t, 200, append(walletForms("/checkout/"+inv.ID+"/pay", invoiceWallets),
 		`<title>Pay 12.34 USDC to Acme Widgets · tollgate checkout</title>`, `<strong id="merchant">Acme Widgets</strong>`,
 		`<span id="amount">12.34 USDC</span>`, `<h1 id="description">Widgets &lt;b&gt;&#34;x&#34;&lt;/b&gt;</h1>`,
 		`id="status" data-status="open">open</span>`, `<dd id="invoice-number">INV-77</dd>`,
 		`<dd id="due"><time datetime="2030-01-31T12:00:00Z">31 Jan 2030</time></dd>`, `<dd id="memo">Thanks &amp; see you</dd>`,
 		`<dd id="invoice-id"><code>`+inv.ID+`</code></dd>`, "Pays successfully", "Declined: insufficient funds"),
-		`id="receipt"`, `id="error"`, `id="unavailable"`)
+		append(subscriptionOnlyWallets, `id="receipt"`, `id="error"`, `id="unavailable"`, "next charge")...)
 }
 
 func TestCheckoutInvoicePaidInTheBrowserFlow(t *testing.T) {
@@ -47,13 +47,14 @@ func TestCheckoutInvoicePaidInTheBrowserFlow(t *testing.T) {
 	// A declined wallet: 402 and the page again, with the rail's reason and
 	// the wallets to try again.
 	p := f.payForm(inv.ID, url.Values{"payer": {rail.WalletInsufficient}, "wallet": {"ignored"}})
-	p.is(t, http.StatusPaymentRequired, append(walletForms("/checkout/"+inv.ID+"/pay"),
-		`id="error" role="alert"`, "Payment failed", `<p id="error-message">payment failed: insufficient_funds</p>`, "Nothing was charged"))
+	p.is(t, http.StatusPaymentRequired, append(walletForms("/checkout/"+inv.ID+"/pay", invoiceWallets),
+		`id="error" role="alert"`, "Payment failed", `<p id="error-message">The wallet does not have enough USDC for this payment.</p>`, "Nothing was charged"),
+		"payment_failed", rail.InsufficientFunds)
 	// A tampered payer: 400 naming the field.
 	p = f.payForm(inv.ID, url.Values{"payer": {"0x1111111111111111111111111111111111111111"}})
-	p.is(t, http.StatusBadRequest, []string{"The payment form was not valid", "payer"})
+	p.is(t, http.StatusBadRequest, []string{"The payment form was not valid", "Please reload the page and choose a wallet again."}, "invalid_request")
 	p = f.payForm(inv.ID, url.Values{"payer": {"0x42\x00"}})
-	p.is(t, http.StatusBadRequest, []string{"payer"})
+	p.is(t, http.StatusBadRequest, []string{"The payment form was not valid"}, "invalid_request")
 
 	// Paying: 303 back to the page, which is now the receipt. A double
 	// submit lands on the same receipt and charges nothing more.
@@ -78,7 +79,8 @@ func TestCheckoutInvoicePaidInTheBrowserFlow(t *testing.T) {
 
 	// Someone else paying a paid invoice: 409, the receipt stays, no form.
 	p = f.payForm(inv.ID, url.Values{"payer": {rail.WalletTransientOnce}})
-	p.is(t, http.StatusConflict, []string{"This invoice cannot be paid", `id="receipt"`, "is paid"}, "<form")
+	p.is(t, http.StatusConflict, []string{"This invoice cannot be paid", `id="receipt"`, "It has already been paid, or the merchant has cancelled it."},
+		"<form", "invoice_not_open", "is paid")
 }
 
 func TestCheckoutVoidInvoicePage(t *testing.T) {
@@ -94,7 +96,7 @@ func TestCheckoutVoidInvoicePage(t *testing.T) {
 	f.page("/checkout/"+inv.ID).is(t, 200, []string{`data-status="void">void</span>`, `id="void-notice"`, "was voided on", "can no longer be paid"},
 		"<form", "<button", `id="receipt"`)
 	p := f.payForm(inv.ID, url.Values{"payer": {rail.WalletSucceeds}})
-	p.is(t, http.StatusConflict, []string{"This invoice cannot be paid", "is void"}, "<form")
+	p.is(t, http.StatusConflict, []string{"This invoice cannot be paid", "voided"}, "<form", "invoice_not_open", "is void")
 }
 
 func TestCheckoutLicensedPlanPage(t *testing.T) {
@@ -102,7 +104,7 @@ func TestCheckoutLicensedPlanPage(t *testing.T) {
 	f := setupMoney(t)
 	pl := f.plan(client.PlanParams{Name: "Pro <team>", Description: "Everything, & more", Amount: "9000000", Interval: "month"})
 	path := "/checkout/" + pl.ID
-	f.page(path).is(t, 200, append(walletForms(path+"/pay"), `<h1 id="product-name">Pro &lt;team&gt;</h1>`,
+	f.page(path).is(t, 200, append(walletForms(path+"/pay", rail.MagicWallets()), `<h1 id="product-name">Pro &lt;team&gt;</h1>`,
 		`<p class="lead" id="product-description">Everything, &amp; more</p>`, `<span id="amount">9.00 USDC</span> <span class="per" id="interval">per month</span>`,
 		`Licensed: a fixed 9.00 USDC, charged when you subscribe and then every month.`, `<dd id="plan-id"><code>`+pl.ID+`</code></dd>`,
 		"Subscription from Acme Widgets"), `id="pricing"`, "Up to", `id="status"`, "external_customer_id")
@@ -132,7 +134,8 @@ func TestCheckoutLicensedPlanPage(t *testing.T) {
 
 	// The same customer again: 409 already_subscribed, on the page.
 	p = f.payForm(pl.ID, url.Values{"payer": {rail.WalletSucceeds}, "external_customer_id": {ext}})
-	p.is(t, http.StatusConflict, []string{"Already subscribed", `value="u_42&#34;&gt;&lt;x"`})
+	p.is(t, http.StatusConflict, []string{"Already subscribed", "You already have an active subscription to this plan", `value="u_42&#34;&gt;&lt;x"`},
+		"already_subscribed", "cus_")
 	// A subscription of another plan, or garbage, is not shown.
 	other := f.plan(client.PlanParams{Name: "Other", Amount: "1000000", Interval: "week"})
 	for _, q := range []string{"?subscription=" + x.ID, "?subscription=%00", "?subscription=%ff", "?subscription=sub_nope"} {
@@ -186,7 +189,7 @@ func TestCheckoutMeteredPlanPages(t *testing.T) {
 		wants := append(c.wants, `<span class="upto">Up to </span><span id="amount">50.00 USDC</span>`, `<h2 id="pricing-heading">Pricing</h2>`,
 			`id="usage-type">Metered: your usage of AI tokens is billed at the end of every`, `<dd id="cap">At most 50.00 USDC per`,
 			`<p id="cap-rule">Charges are capped at 50.00 USDC per`)
-		f.page("/checkout/"+pl.ID).is(t, 200, append(wants, walletForms("/checkout/"+pl.ID+"/pay")...))
+		f.page("/checkout/"+pl.ID).is(t, 200, append(wants, walletForms("/checkout/"+pl.ID+"/pay", rail.MagicWallets())...))
 		if c.name != "graduated" {
 			continue
 		}
@@ -213,7 +216,8 @@ func TestCheckoutLiveModePages(t *testing.T) {
 		b.page("/checkout/"+id).is(t, 200, []string{`id="unavailable"`, "Payment is not available yet", "no on-chain settlement configured"},
 			"<form", "<button", `id="test-mode"`, "Test mode")
 		p := b.payForm(id, url.Values{"payer": {"0x" + strings.Repeat("ab", 20)}})
-		p.is(t, http.StatusPaymentRequired, []string{"Payment failed", "no on-chain settlement configured"}, "<form")
+		p.is(t, http.StatusPaymentRequired, []string{"Payment is not available", "Payments cannot be taken here yet. Please contact the merchant."},
+			"<form", "serve --", "payment_failed")
 	}
 }
 
@@ -240,7 +244,7 @@ func TestCheckoutNotFoundPages(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := f.payForm(inv.ID, url.Values{"payer": {rail.WalletSucceeds}, "external_customer_id": {"a\xffb"}})
-	p.is(t, 400, []string{"external_customer_id"})
+	p.is(t, 400, []string{"The payment form was not valid"}, "invalid_request")
 }
 
 func TestCheckoutFormsFollowTheBaseURLPath(t *testing.T) {

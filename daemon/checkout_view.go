@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/tollgatehq/tollgate/internal/apperr"
@@ -139,6 +140,11 @@ func (s *Server) invoiceView(pg checkout.InvoicePage) checkoutView {
 	return v
 }
 
+// oneTimeWallets are the test wallets whose behaviour shows on a single
+// payment; the others differ only in later charges, so only a plan's page
+// offers them.
+var oneTimeWallets = []string{rail.WalletSucceeds, rail.WalletInsufficient, rail.WalletTransientOnce}
+
 func (s *Server) planView(pg checkout.PlanPage, ext string) checkoutView {
 	period := periodText(pg.Interval, pg.IntervalDays)
 	v := checkoutView{Kind: "plan", Merchant: pg.Merchant, Test: pg.Mode == tenant.Test,
@@ -240,27 +246,53 @@ func (s *Server) offerPayment(v *checkoutView, mode tenant.Mode) {
 		// The live section (checkout_live.go) offers the wallet.
 		return
 	}
-	for _, a := range rail.MagicWallets() {
+	wallets := rail.MagicWallets()
+	if v.Kind == "invoice" {
+		wallets = oneTimeWallets
+	}
+	for _, a := range wallets {
 		v.Wallets = append(v.Wallets, walletButton{Address: a, Label: walletLabel(a)})
 	}
 }
 
-// paymentError explains a failed POST …/pay on the page.
+// paymentError explains a failed POST …/pay to the customer in words: the
+// API's codes, its messages (which name ids and flags) and the rail's
+// reasons are for the merchant, who gets them as JSON.
 func paymentError(e *apperr.Error) *payError {
-	pe := &payError{Title: "The payment could not be completed", Message: e.Message}
+	pe := &payError{Title: "The payment could not be completed", Message: "Please try again. If it keeps failing, contact the merchant."}
 	switch e.Code {
 	case apperr.PaymentFailed:
-		pe.Title, pe.Hint = "Payment failed", "Nothing was charged. You can try again, or with another wallet."
+		pe.Title, pe.Message, pe.Hint = "Payment failed", declineText(e.Message), "Nothing was charged. You can try again, or with another wallet."
+		switch {
+		case strings.Contains(e.Message, "awaits confirmation"):
+			pe.Title, pe.Hint = "Payment submitted", ""
+			pe.Message = "Your payment was sent and is waiting for confirmation on the network. There is no need to pay again: this page shows the receipt once it is confirmed."
+		case strings.Contains(e.Message, "not available") || strings.Contains(e.Message, "cannot be paid"):
+			pe.Title, pe.Hint = "Payment is not available", ""
+			pe.Message = "Payments cannot be taken here yet. Please contact the merchant."
+		}
 	case apperr.InvoiceNotOpen:
-		pe.Title = "This invoice cannot be paid"
+		pe.Title, pe.Message = "This invoice cannot be paid", "It has already been paid, or the merchant has cancelled it."
 	case apperr.AlreadySubscribed:
-		pe.Title = "Already subscribed"
+		pe.Title, pe.Message = "Already subscribed", "You already have an active subscription to this plan, so there is nothing to pay."
 	case apperr.InvalidRequest:
-		pe.Title = "The payment form was not valid"
+		pe.Title, pe.Message = "The payment form was not valid", "Please reload the page and choose a wallet again."
 	case apperr.ServiceUnavailable:
-		pe.Title = "Checkout is temporarily unavailable"
+		pe.Title, pe.Message = "Checkout is temporarily unavailable", "Please try again in a minute. Paying again never charges twice."
 	}
 	return pe
+}
+
+// declineText says why the rail declined a payment, from the reason the
+// API's message names.
+func declineText(message string) string {
+	switch {
+	case strings.Contains(message, rail.InsufficientFunds):
+		return "The wallet does not have enough USDC for this payment."
+	case strings.Contains(message, rail.AuthorizationRevoked):
+		return "The wallet has withdrawn its authorization to pay this merchant."
+	}
+	return "The wallet declined the payment."
 }
 
 // isText reports whether s is valid UTF-8 without NUL: what may be echoed
