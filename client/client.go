@@ -3,6 +3,8 @@ package client
 import (
 	"bytes"
 	"context"
+	crand "crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -153,6 +155,29 @@ func newRequest(method, path string, body any, idempotent bool, opts []CallOptio
 		r.body = b
 	}
 	return r, nil
+}
+
+// bodyKeyed is a request body that can carry its own idempotency key
+// (credit grants and debits, meter events).
+type bodyKeyed interface{ bodyIdempotencyKey() string }
+
+// autoKey gives a POST without a key of its own a new Idempotency-Key, made
+// once for this call: every retry of it sends the same key, so a retry
+// after a 503 or a lost connection, when the first attempt may have been
+// committed, answers the first result instead of doing the work again.
+// That makes the request safe to repeat. A body that carries its own key
+// keeps it alone: two different keys for one request would disagree.
+func (r *request) autoKey(body any) {
+	if r.method != http.MethodPost || r.opts.idempotencyKey != "" {
+		return
+	}
+	if k, ok := body.(bodyKeyed); ok && k.bodyIdempotencyKey() != "" {
+		return
+	}
+	b := make([]byte, 16)
+	_, _ = crand.Read(b) // never fails (crypto/rand's contract since Go 1.24)
+	r.opts.idempotencyKey = "auto_" + hex.EncodeToString(b)
+	r.idempotent = true
 }
 
 // maxBody bounds how much of a response is read, so a misbehaving server

@@ -113,3 +113,6 @@ func (c *Client) GetCreditBalance(ctx context.Context, customerID string, opts .
 	}
 	return call[CreditBalance](ctx, c, r)
 }
+
+func (p CreditGrantParams) bodyIdempotencyKey() string { return p.IdempotencyKey }
+func (p CreditDebitParams) bodyIdempotencyKey() string { return p.IdempotencyKey }

@@ -31,8 +31,12 @@
 // 429 are retried after the server's retry-after interval, as are requests
 // that never reached the server (connection refused). A 503, or a
 // connection lost after sending, is retried only when repeating the request
-// cannot do the work twice: GETs, CreateMeter (idempotent by key) and calls
-// given an IdempotencyKey. Retries are silent unless WithRetryNotify asks to
-// hear of them. Every returned object keeps the exact JSON the API sent in
-// its Raw field.
+// cannot do the work twice: GETs, and API POSTs, which all carry an
+// idempotency key (Pay, a customer's action, is never retried). An API POST
+// without one of its own (the IdempotencyKey call option, or an
+// idempotency_key field in the body) gets an Idempotency-Key header made
+// for that call and sent unchanged on each of its retries, so a request the
+// server committed before failing is answered, not done again. Retries are
+// silent unless WithRetryNotify asks to hear of them. Every returned object
+// keeps the exact JSON the API sent in its Raw field.
 package client

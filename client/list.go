@@ -114,6 +114,7 @@ func create[T any, P object[T]](ctx context.Context, c *Client, path string, par
 	if err != nil {
 		return nil, err
 	}
+	r.autoKey(params)
 	return call[T, P](ctx, c, r)
 }
 

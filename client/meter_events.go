@@ -148,3 +148,5 @@ func (c *Client) sendBatch(ctx context.Context, events []json.RawMessage, keyed 
 	}
 	return out, nil
 }
+
+func (p MeterEventParams) bodyIdempotencyKey() string { return p.IdempotencyKey }
