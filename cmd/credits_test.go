@@ -23,6 +23,7 @@ func TestCreditsGrantFlags(t *testing.T) {
 		})
 		cmd.SetArgs(args)
 		cmd.SilenceUsage, cmd.SilenceErrors = true, true
+		cmd.SetErr(io.Discard) // warnings (a bare --amount) are not what these test
 		return got, cmd.Execute()
 	}
 	p, err := run("--amount", "2.5usdc", "--external-customer-id", "u1", "--reason", "promo", "--expires-at", "2031-01-02")
@@ -61,6 +62,7 @@ func TestCreditsDebitFlags(t *testing.T) {
 	})
 	cmd.SetArgs([]string{"--amount", "7", "--customer-id", "cus_1", "--allow-negative"})
 	cmd.SilenceUsage, cmd.SilenceErrors = true, true
+	cmd.SetErr(io.Discard) // warnings (a bare --amount) are not what these test
 	if err := cmd.Execute(); err != nil || got.Amount != "7" || !got.AllowNegative || got.CustomerID != "cus_1" {
 		t.Fatalf("%+v %v", got, err)
 	}

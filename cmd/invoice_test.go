@@ -3,6 +3,7 @@ package cmd
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"strings"
 	"testing"
 
@@ -46,6 +47,7 @@ func TestInvoiceCreateAmountFlag(t *testing.T) {
 			})
 			cmd.SetArgs([]string{"--amount", tt.amount, "--description", "x"})
 			cmd.SilenceUsage, cmd.SilenceErrors = true, true
+			cmd.SetErr(io.Discard) // warnings (a bare --amount) are not what these test
 			err := cmd.Execute()
 			if tt.want != "" {
 				if err != nil || got.Amount != tt.want {
@@ -77,6 +79,7 @@ func TestInvoiceCreateDueAtFlag(t *testing.T) {
 		})
 		cmd.SetArgs([]string{"--amount", "1", "--description", "x", "--due-at", tt.in, "--memo", "m", "--recipient", "r", "--invoice-number", "n"})
 		cmd.SilenceUsage, cmd.SilenceErrors = true, true
+		cmd.SetErr(io.Discard) // warnings (a bare --amount) are not what these test
 		err := cmd.Execute()
 		if tt.want == "" {
 			if exitCode(err) != ExitUsage {

@@ -3,6 +3,7 @@ package cmd
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"strconv"
 	"strings"
 	"testing"
@@ -21,6 +22,7 @@ func planParams(t *testing.T, args ...string) (client.PlanParams, error) {
 	})
 	cmd.SetArgs(append([]string{"--name", "Pro", "--amount", "9usdc", "--interval", "month"}, args...))
 	cmd.SilenceUsage, cmd.SilenceErrors = true, true
+	cmd.SetErr(io.Discard) // warnings (a bare --amount) are not what these test
 	return got, cmd.Execute()
 }
 
