@@ -78,6 +78,9 @@ const (
 	AuthorizationMismatch Reason = "authorization_mismatch"
 	AuthorizationCanceled Reason = "authorization_canceled"
 	AuthorizationRevoked  Reason = "authorization_revoked"
+	// AllowanceTooLow: the payer's permit to the plan manager is used up
+	// (or was never applied). Unlike a revocation the payer can renew it.
+	AllowanceTooLow Reason = "allowance_too_low"
 	CapExceeded           Reason = "cap_exceeded"
 	PlanNotActive         Reason = "plan_not_active"
 	OutsideTerm           Reason = "outside_term"

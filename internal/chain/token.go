@@ -97,6 +97,28 @@ func (t *Token) TransferCall(a TransferAuthorization) Call {
 	}
 }
 
+// PermitCall returns the relayer call that applies a signed EIP-2612
+// permit (anyone may submit one): how a subscriber renews what the plan
+// manager may draw without paying gas. The (v, r, s) form, which every
+// FiatTokenV2 has, serves a 65-byte signature; the bytes form (ERC-1271
+// wallets) any other.
+func (t *Token) PermitCall(p Permit, sig []byte) Call {
+	var data []byte
+	if len(sig) == 65 {
+		var r, s [32]byte
+		copy(r[:], sig[:32])
+		copy(s[:], sig[32:64])
+		v := sig[64]
+		if v < 27 {
+			v += 27
+		}
+		data = t.abi.PackPermit0(p.Owner, p.Spender, p.Value, p.Deadline, v, r, s)
+	} else {
+		data = t.abi.PackPermit(p.Owner, p.Spender, p.Value, p.Deadline, sig)
+	}
+	return Call{To: t.Address, Data: data}
+}
+
 // RevertReason returns the revert string carried by an eth_call or
 // eth_estimateGas error, if there is one.
 func RevertReason(err error) (string, bool) {
@@ -146,8 +168,13 @@ func ReasonFor(revert string) *Failure {
 		r = InvalidSignature
 	case strings.Contains(revert, "cap exceeded"):
 		r = CapExceeded
-	case strings.Contains(revert, "plan revoked"), strings.Contains(revert, "allowance"):
+	case strings.Contains(revert, "plan revoked"):
 		r = AuthorizationRevoked
+	case strings.Contains(revert, "allowance"):
+		// "allowance too low" / "allowance is zero" / "exceeds allowance":
+		// the bounded permit is used up. A payer who drops it to zero on
+		// purpose is seen by the watcher (the Approval), not here.
+		r = AllowanceTooLow
 	case strings.Contains(revert, "plan not active"):
 		r = PlanNotActive
 	case strings.Contains(revert, "plan not started"), strings.Contains(revert, "plan ended"):
