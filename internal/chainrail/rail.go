@@ -52,7 +52,15 @@ type Config struct {
 	Log       *slog.Logger
 	// Clock stamps settlements (nil: the wall clock).
 	Clock clock.Clock
+	// PermitPeriods is how many periods' caps a subscriber's permit lets
+	// the plan manager draw (default DefaultPermitPeriods): the permit is
+	// bounded, and renewed from the subscription's page when it runs low.
+	PermitPeriods uint64
 }
+
+// DefaultPermitPeriods is the permit a subscriber signs by default: twelve
+// periods' caps (a year of a monthly plan).
+const DefaultPermitPeriods = 12
 
 // Rail is the on-chain rail for one chain, token and relayer key.
 type Rail struct {
@@ -67,6 +75,7 @@ type Rail struct {
 	confs   uint64
 	log     *slog.Logger
 	clock   clock.Clock
+	periods uint64
 }
 
 var _ rail.Rail = (*Rail)(nil)
@@ -87,6 +96,9 @@ func New(ctx context.Context, db *store.DB, b chain.Backend, key *ecdsa.PrivateK
 	if cfg.Relayer.Confirmations == 0 {
 		cfg.Relayer.Confirmations = 1
 	}
+	if cfg.PermitPeriods == 0 {
+		cfg.PermitPeriods = DefaultPermitPeriods
+	}
 	rl, err := relayer.New(ctx, db, b, key, cfg.Relayer)
 	if err != nil {
 		return nil, err
@@ -103,7 +115,8 @@ func New(ctx context.Context, db *store.DB, b chain.Backend, key *ecdsa.PrivateK
 		return nil, err
 	}
 	r := &Rail{db: db, b: b, token: chain.NewToken(b, cfg.Token), relayer: rl, watcher: w,
-		chainID: rl.ChainID().Int64(), confs: cfg.Relayer.Confirmations, log: log.With("component", "chainrail"), clock: cfg.Clock}
+		chainID: rl.ChainID().Int64(), confs: cfg.Relayer.Confirmations, log: log.With("component", "chainrail"), clock: cfg.Clock,
+		periods: cfg.PermitPeriods}
 	r.network = NetworkName(rl.ChainID().Uint64())
 	if cfg.PlanManager != (common.Address{}) {
 		r.plans = chain.NewPlanManager(b, cfg.PlanManager)
@@ -150,6 +163,12 @@ func (r *Rail) PlanManager() *chain.PlanManager { return r.plans }
 
 // Relayer is the relayer sending the rail's transactions.
 func (r *Rail) Relayer() *relayer.Relayer { return r.relayer }
+
+// Clock is the clock the rail stamps settlements with.
+func (r *Rail) Clock() clock.Clock { return r.clock }
+
+// PermitPeriods is how many periods' caps a subscriber's permit covers.
+func (r *Rail) PermitPeriods() uint64 { return r.periods }
 
 // Backend is the node the rail talks to.
 func (r *Rail) Backend() chain.Backend { return r.b }

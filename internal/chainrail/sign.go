@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/ethereum/go-ethereum/common"
-	"github.com/ethereum/go-ethereum/common/math"
 	"github.com/ethereum/go-ethereum/signer/core/apitypes"
 
 	"github.com/tollgatehq/tollgate/internal/apperr"
@@ -67,21 +66,32 @@ type PlanTerms struct {
 	Permit chain.Permit
 	// PlanTypedData and PermitTypedData are what the wallet signs.
 	PlanTypedData, PermitTypedData apitypes.TypedData
+	// Periods is how many periods' caps the permit adds to Allowance, the
+	// plan manager's allowance before it.
+	Periods   uint64
+	Allowance *big.Int
 }
 
 // openEnded is a plan's end when the subscription has none (uint64's
 // largest value: far past any block time).
 var openEnded = new(big.Int).SetUint64(^uint64(0))
 
+// permitValidity is how long a permit the checkout asks for may wait to be
+// submitted.
+const permitValidity = 3600
+
 // PlanTerms returns the plan the payer signs to subscribe (cap per period,
 // period, start now, no end, a random salt) and the EIP-2612 permit that
-// lets the plan manager pull from the payer (unlimited: the plan, not the
-// allowance, bounds what is charged; valid an hour). It fails with
-// payment_failed when no plan manager is configured, and with a plain error
-// when the node cannot be asked.
+// lets the plan manager pull from the payer. The permit is bounded: what
+// the payer already allows the plan manager plus PermitPeriods times the
+// cap (a permit sets the allowance, so adding keeps the payer's other
+// subscriptions drawing), valid an hour; when it runs low a renewal fails
+// with allowance_too_low and the payer renews it (PermitTerms). It fails
+// with payment_failed when no plan manager is configured, and with a plain
+// error when the node cannot be asked.
 func (r *Rail) PlanTerms(ctx context.Context, payer, payee common.Address, capPerPeriod money.Amount, periodSeconds uint64) (PlanTerms, error) {
 	if r.plans == nil {
-		return PlanTerms{}, apperr.New(apperr.PaymentFailed, "subscriptions cannot be paid: no plan manager contract is configured (serve --plan-manager-address)")
+		return PlanTerms{}, noPlanManager()
 	}
 	head, err := r.b.HeaderByNumber(ctx, nil)
 	if err != nil {
@@ -95,23 +105,56 @@ func (r *Rail) PlanTerms(ctx context.Context, payer, payee common.Address, capPe
 	if err != nil {
 		return PlanTerms{}, err
 	}
-	td, err := r.token.Domain(ctx)
+	permit, td, allowance, err := r.permitFor(ctx, head.Time, payer, capPerPeriod)
 	if err != nil {
 		return PlanTerms{}, err
-	}
-	nonce, err := r.token.PermitNonce(ctx, payer)
-	if err != nil {
-		return PlanTerms{}, fmt.Errorf("permit nonce: %w", err)
 	}
 	t := PlanTerms{
 		Plan: chain.Plan{Payer: payer, Payee: payee, Token: r.token.Address, CapPerPeriod: amount(capPerPeriod),
 			Period: new(big.Int).SetUint64(periodSeconds), Start: new(big.Int).SetUint64(head.Time), End: new(big.Int).Set(openEnded), Salt: salt},
-		Permit: chain.Permit{Owner: payer, Spender: r.plans.Address, Value: new(big.Int).Set(math.MaxBig256), Nonce: nonce,
-			Deadline: new(big.Int).SetUint64(head.Time + 3600)},
+		Permit: permit, PermitTypedData: td, Periods: r.periods, Allowance: allowance,
 	}
 	t.PlanTypedData = chain.PlanTypedData(pd, t.Plan)
-	t.PermitTypedData = chain.PermitTypedData(td, t.Permit)
 	return t, nil
+}
+
+// PermitTerms returns the permit a subscriber signs to renew what the plan
+// manager may draw (PlanTerms' permit, on its own): the allowance left
+// plus PermitPeriods times the cap, valid an hour, and the allowance left.
+// It fails with payment_failed when no plan manager is configured.
+func (r *Rail) PermitTerms(ctx context.Context, payer common.Address, capPerPeriod money.Amount) (chain.Permit, apitypes.TypedData, *big.Int, error) {
+	if r.plans == nil {
+		return chain.Permit{}, apitypes.TypedData{}, nil, noPlanManager()
+	}
+	head, err := r.b.HeaderByNumber(ctx, nil)
+	if err != nil {
+		return chain.Permit{}, apitypes.TypedData{}, nil, fmt.Errorf("latest block: %w", err)
+	}
+	return r.permitFor(ctx, head.Time, payer, capPerPeriod)
+}
+
+func (r *Rail) permitFor(ctx context.Context, now uint64, payer common.Address, capPerPeriod money.Amount) (chain.Permit, apitypes.TypedData, *big.Int, error) {
+	td, err := r.token.Domain(ctx)
+	if err != nil {
+		return chain.Permit{}, apitypes.TypedData{}, nil, err
+	}
+	nonce, err := r.token.PermitNonce(ctx, payer)
+	if err != nil {
+		return chain.Permit{}, apitypes.TypedData{}, nil, fmt.Errorf("permit nonce: %w", err)
+	}
+	allowance, err := r.token.Allowance(ctx, payer, r.plans.Address)
+	if err != nil {
+		return chain.Permit{}, apitypes.TypedData{}, nil, fmt.Errorf("allowance: %w", err)
+	}
+	value := new(big.Int).Mul(amount(capPerPeriod), new(big.Int).SetUint64(r.periods))
+	value.Add(value, allowance)
+	p := chain.Permit{Owner: payer, Spender: r.plans.Address, Value: value, Nonce: nonce,
+		Deadline: new(big.Int).SetUint64(now + permitValidity)}
+	return p, chain.PermitTypedData(td, p), allowance, nil
+}
+
+func noPlanManager() error {
+	return apperr.New(apperr.PaymentFailed, "subscriptions cannot be paid: no plan manager contract is configured (serve --plan-manager-address)")
 }
 
 // CheckPlan checks a plan posted back by a checkout page against the terms
