@@ -7,6 +7,8 @@ import (
 	"math/big"
 	"time"
 
+	"github.com/ethereum/go-ethereum/common"
+	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/ethereum/go-ethereum/ethclient"
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -31,16 +33,26 @@ func startChain(cfg *Config, db *store.DB, log *slog.Logger) (*ethclient.Client,
 		return nil, err
 	}
 	log.Info("on-chain settlement configured", "network", r.Network(), "chain_id", r.ChainID(), "usdc", r.Token().Address.Hex(),
-		"plan_manager", cfg.Chain.PlanManager, "relayer", r.Relayer().Address().Hex(), "confirmations", r.Confirmations())
+		"plan_manager", cfg.Chain.PlanManager, "relayer", r.Relayer().Address().Hex(), "confirmations", r.Confirmations(),
+		"permit_periods", r.PermitPeriods(), "clock", cfg.Chain.Clock)
+	if cfg.Chain.Clock == ClockChain {
+		// Everything the daemon stamps and schedules follows the chain.
+		cfg.Clock = r.Clock()
+		log.Warn("the daemon tells time by the chain's newest block (--clock chain): for development only", "now", cfg.Clock.Now())
+	}
 	cfg.LiveRail = r
 	return client, nil
 }
 
 // NewLiveRail builds the on-chain rail of a validated chain configuration
 // over db (admin commands use it too), and returns the client it dialed
-// (nil when c brought its own backend) for the caller to close. A node that
-// does not answer, or a USDC address that is not a token, is one clear
-// error.
+// (nil when c brought its own backend) for the caller to close. Every
+// configured contract is checked first: a node that does not answer, a
+// USDC address that is not a USDC (no code, not 6 decimals, another
+// EIP-712 domain), a plan manager address that is not a PlanManager this
+// relayer operates, or --clock chain on a chain that is not a dev chain is
+// one clear line, never a failed checkout later. With --clock chain the
+// rail's clock is the chain's (clk is ignored).
 func NewLiveRail(c ChainConfig, db *store.DB, clk clock.Clock, log *slog.Logger) (*chainrail.Rail, *ethclient.Client, error) {
 	if !c.Enabled() {
 		return nil, nil, fmt.Errorf("no chain configured: pass --chain-rpc-url, --usdc-address and --relayer-key-file (or TOLLGATE_CHAIN_RPC_URL, …)")
@@ -64,19 +76,37 @@ func NewLiveRail(c ChainConfig, db *store.DB, clk clock.Clock, log *slog.Logger)
 		closeClient(client)
 		return nil, nil, fmt.Errorf("--chain-rpc-url: the node did not answer eth_chainId: %v", err)
 	}
+	fail := func(err error) (*chainrail.Rail, *ethclient.Client, error) {
+		closeClient(client)
+		return nil, nil, err
+	}
+	if _, err := chain.NewToken(b, c.token).Check(ctx); err != nil {
+		return fail(fmt.Errorf("--usdc-address %s is not a USDC (FiatTokenV2) contract on chain %s: %v", c.token.Hex(), id, err))
+	}
+	if c.planManager != (common.Address{}) {
+		relayerAddr := crypto.PubkeyToAddress(c.RelayerKey.PublicKey)
+		if err := chain.NewPlanManager(b, c.planManager).Check(ctx, relayerAddr); err != nil {
+			return fail(fmt.Errorf("--plan-manager-address %s is not a PlanManager this relayer can use on chain %s: %v", c.planManager.Hex(), id, err))
+		}
+	}
+	if c.Clock == ClockChain {
+		if !chainrail.DevChain(id.Uint64()) {
+			return fail(fmt.Errorf("--clock chain is for dev chains only (chain id 31337 or 1337); chain %s is not one", id))
+		}
+		bc, err := chainrail.NewBlockClock(ctx, b, log)
+		if err != nil {
+			return fail(err)
+		}
+		clk = bc
+	}
 	confs := c.Confirmations
 	if confs == 0 {
 		confs = chain.DefaultConfirmations(id.Uint64())
 	}
 	r, err := chainrail.New(ctx, db, b, c.RelayerKey, chainrail.Config{Token: c.token, PlanManager: c.planManager,
-		Relayer: relayer.Config{Confirmations: confs}, Log: log, Clock: clk})
+		Relayer: relayer.Config{Confirmations: confs}, Log: log, Clock: clk, PermitPeriods: c.PermitPeriods})
 	if err != nil {
-		closeClient(client)
-		return nil, nil, err
-	}
-	if _, err := r.Token().Domain(ctx); err != nil {
-		closeClient(client)
-		return nil, nil, fmt.Errorf("--usdc-address %s is not a USDC (FiatTokenV2) contract on chain %s: %v", c.token.Hex(), id, err)
+		return fail(err)
 	}
 	return r, client, nil
 }

@@ -135,6 +135,8 @@ func (s *Server) checkoutView(ctx context.Context, id, subscriptionID, ext strin
 			return notFoundView(), err
 		}
 		return s.planView(pg, ext), nil
+	case strings.HasPrefix(id, "sub_"):
+		return s.subscriptionView(ctx, id)
 	}
 	return notFoundView(), nil
 }

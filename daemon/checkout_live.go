@@ -5,19 +5,21 @@ import (
 	"crypto/sha256"
 	"embed"
 	"encoding/base64"
+	"fmt"
 	"html/template"
+	"math/big"
 	"net/http"
 	"net/url"
 	"strings"
 
 	"github.com/ethereum/go-ethereum/common"
-	"github.com/ethereum/go-ethereum/signer/core/apitypes"
 
 	"github.com/tollgatehq/tollgate/internal/apperr"
 	"github.com/tollgatehq/tollgate/internal/chain"
 	"github.com/tollgatehq/tollgate/internal/chainrail"
 	"github.com/tollgatehq/tollgate/internal/checkout"
 	"github.com/tollgatehq/tollgate/internal/invoices"
+	"github.com/tollgatehq/tollgate/internal/money"
 	"github.com/tollgatehq/tollgate/internal/plans"
 	"github.com/tollgatehq/tollgate/internal/rail"
 	"github.com/tollgatehq/tollgate/internal/subscriptions"
@@ -50,13 +52,32 @@ func withLiveSection(t *template.Template) *template.Template {
 	return template.Must(t.ParseFS(liveFS, "pages/checkout_live.html"))
 }
 
-// liveView is what the live section shows.
+// liveView is what the live section shows. Kind is "invoice", "plan",
+// "permit" (a subscription's page: renew the spending permit) or "revoke"
+// (stop paying); Unavailable, when set, is all it shows: why nothing can be
+// paid here, with nothing to press.
 type liveView struct {
 	Kind, AuthorizationURL, Network, TxHash, Failure, ExternalCustomerID, Cap string
 	ChainID, Confirmations                                                    uint64
 	Pending                                                                   bool
 	Script                                                                    template.JS
+	Unavailable                                                               string
+	// A plan's permit, shown before anything is signed: PermitTotal USDC,
+	// PermitPeriods periods of at most Cap USDC, each Period long.
+	PermitTotal, Period string
+	PermitPeriods       uint64
+	// A subscription's standing: what the permit still allows, whether
+	// its last charge found it used up, where to stop paying.
+	Allowance, RevokeURL string
+	PermitUsedUp, Ended  bool
 }
+
+// cannotBePaid is what a customer reads on a live page the merchant cannot
+// be paid through yet: no operator instructions, just the fact.
+const (
+	noWalletText      = "This merchant cannot be paid yet: they have not set up a wallet to receive payments. Nothing can be paid here for now; please contact the merchant."
+	noPlanManagerText = "Subscriptions cannot be paid here yet: this service is not set up for recurring payments on chain. Please contact the merchant."
+)
 
 // liveSection fills the live section of a live-mode page when a chain is
 // configured: the wallet button on an open invoice or a plan, or the state
@@ -85,6 +106,11 @@ func (s *Server) liveSection(r *http.Request, id string, v *checkoutView) error 
 			lv.Pending = true
 			break
 		}
+		if _, ok, err := s.payeeOf(ctx, inv.Scope(), inv.Payee); err != nil || !ok {
+			lv.Unavailable = noWalletText
+			v.Live = lv
+			return err
+		}
 		st, ok, err := s.onchain.LatestPayment(ctx, inv.Scope(), inv.ID)
 		if err != nil {
 			return err
@@ -103,6 +129,27 @@ func (s *Server) liveSection(r *http.Request, id string, v *checkoutView) error 
 			if err != nil || done {
 				return err
 			}
+		}
+		if v.Status != "" {
+			// The receipt of a subscription: nothing more to pay here.
+			return nil
+		}
+		switch _, ok, err := s.payeeOf(ctx, p.Scope(), nil); {
+		case err != nil:
+			return err
+		case !ok:
+			lv.Unavailable = noWalletText
+		case s.onchain.PlanManager() == nil:
+			lv.Unavailable = noPlanManagerText
+		default:
+			lv.Period = periodText(p.Interval, p.IntervalDays)
+			lv.PermitPeriods = s.onchain.PermitPeriods()
+			total := new(big.Int).Mul(big.NewInt(int64(p.Amount)), new(big.Int).SetUint64(lv.PermitPeriods))
+			lv.PermitTotal = usdcText(total)
+		}
+	case strings.HasPrefix(id, "sub_"):
+		if err := s.subscriptionSection(ctx, id, lv, v); err != nil || lv.Kind == "" {
+			return err
 		}
 	default:
 		return nil
@@ -160,6 +207,7 @@ func (s *Server) showActivation(ctx context.Context, p plans.Plan, key string, l
 type liveTarget struct {
 	inv   *invoices.Invoice
 	plan  *plans.Plan
+	sub   *subscriptions.Subscription
 	payee common.Address
 }
 
@@ -186,6 +234,12 @@ func (s *Server) liveTargetOf(ctx context.Context, id string) (liveTarget, error
 			return t, notFoundUnless(err, id)
 		}
 		t.plan, sc = &p, p.Scope()
+	case strings.HasPrefix(id, "sub_"):
+		x, p, err := s.liveSubscription(ctx, id)
+		if err != nil {
+			return t, err
+		}
+		t.sub, t.plan, sc = &x, &p, x.Scope()
 	default:
 		return t, notFoundUnless(nil, id)
 	}
@@ -195,17 +249,29 @@ func (s *Server) liveTargetOf(ctx context.Context, id string) (liveTarget, error
 	if s.onchain == nil {
 		return t, apperr.New(apperr.PaymentFailed, "live payments are not available: this tollgate has no on-chain settlement configured")
 	}
-	payee := ""
-	if snapshot != nil {
-		payee = *snapshot
-	} else {
-		var err error
-		if payee, err = wallet.Payee(ctx, s.db, sc); err != nil {
-			return t, err
-		}
+	payee, ok, err := s.payeeOf(ctx, sc, snapshot)
+	if err != nil {
+		return t, err
 	}
-	t.payee = common.HexToAddress(payee)
+	if !ok {
+		return t, apperr.New(apperr.PaymentFailed, "%s", noWalletText)
+	}
+	t.payee = payee
 	return t, nil
+}
+
+// payeeOf is where a live payment in sc goes: the wallet snapshotted on
+// the invoice, else the wallet on file; ok=false when there is neither
+// (the merchant cannot be paid in live mode yet).
+func (s *Server) payeeOf(ctx context.Context, sc tenant.Scope, snapshot *string) (common.Address, bool, error) {
+	if snapshot != nil {
+		return common.HexToAddress(*snapshot), true, nil
+	}
+	w, onFile, err := wallet.Get(ctx, s.db, sc)
+	if err != nil || !onFile {
+		return common.Address{}, false, err
+	}
+	return common.HexToAddress(w.Address), true, nil
 }
 
 func notFoundUnless(err error, id string) error {
@@ -230,12 +296,9 @@ func (s *Server) checkoutAuthorizationTerms(w http.ResponseWriter, r *http.Reque
 		writeError(w, r, s.log, err)
 		return
 	}
-	type terms struct {
-		Object    string              `json:"object"`
-		Kind      string              `json:"kind"`
-		TypedData *apitypes.TypedData `json:"typed_data,omitempty"`
-		Plan      *apitypes.TypedData `json:"plan,omitempty"`
-		Permit    *apitypes.TypedData `json:"permit,omitempty"`
+	if t.sub != nil {
+		s.permitTerms(w, r, t, payer)
+		return
 	}
 	if t.inv != nil {
 		_, td, err := s.onchain.InvoiceAuthorization(ctx, payer, t.payee, t.inv.Amount, t.inv.ID)
@@ -243,18 +306,64 @@ func (s *Server) checkoutAuthorizationTerms(w http.ResponseWriter, r *http.Reque
 			writeError(w, r, s.log, err)
 			return
 		}
-		writeJSON(w, http.StatusOK, terms{Object: "checkout_terms", Kind: "invoice", TypedData: &td})
+		wtd := chain.WalletTypedData(td)
+		writeJSON(w, http.StatusOK, checkoutTerms{Object: "checkout_terms", Kind: "invoice", TypedData: &wtd})
 		return
 	}
 	period, err := chainrail.PeriodSeconds(t.plan.Interval, t.plan.IntervalDays)
 	if err == nil {
 		var pt chainrail.PlanTerms
 		if pt, err = s.onchain.PlanTerms(ctx, payer, t.payee, t.plan.Amount, period); err == nil {
-			writeJSON(w, http.StatusOK, terms{Object: "checkout_terms", Kind: "plan", Plan: &pt.PlanTypedData, Permit: &pt.PermitTypedData})
+			plan, permit := chain.WalletTypedData(pt.PlanTypedData), chain.WalletTypedData(pt.PermitTypedData)
+			writeJSON(w, http.StatusOK, checkoutTerms{Object: "checkout_terms", Kind: "plan", Plan: &plan, Permit: &permit,
+				PermitSummary: permitSummaryOf(pt.Permit.Value, pt.Allowance, pt.Periods, t.plan.Amount, periodText(t.plan.Interval, t.plan.IntervalDays))})
 			return
 		}
 	}
 	writeError(w, r, s.log, err)
+}
+
+// checkoutTerms is what GET /checkout/{id}/authorization answers: the
+// typed data the wallet signs, each as eth_signTypedData_v4 takes it.
+type checkoutTerms struct {
+	Object        string                 `json:"object"`
+	Kind          string                 `json:"kind"`
+	Subscription  string                 `json:"subscription,omitempty"`
+	TypedData     *chain.WalletTypedData `json:"typed_data,omitempty"`
+	Plan          *chain.WalletTypedData `json:"plan,omitempty"`
+	Permit        *chain.WalletTypedData `json:"permit,omitempty"`
+	PermitSummary *permitSummary         `json:"permit_summary,omitempty"`
+}
+
+// permitSummary says in words and numbers what a permit lets the plan
+// manager draw, for the page to show before the wallet asks: value (base
+// units) in all, the allowance it replaces plus periods times the cap.
+type permitSummary struct {
+	Value     string `json:"value"`
+	Allowance string `json:"allowance"`
+	Periods   uint64 `json:"periods"`
+	Cap       string `json:"cap"`
+	Period    string `json:"period"`
+	Text      string `json:"text"`
+}
+
+func permitSummaryOf(value, allowance *big.Int, periods uint64, capPerPeriod money.Amount, period string) *permitSummary {
+	text := fmt.Sprintf("up to %s USDC in all: %d periods of at most %s USDC, one %s each", usdcText(value), periods, capPerPeriod.USDC(), period)
+	if allowance.Sign() > 0 {
+		text += fmt.Sprintf(", on top of the %s USDC already allowed", usdcText(allowance))
+	}
+	return &permitSummary{Value: value.String(), Allowance: allowance.String(), Periods: periods, Cap: capPerPeriod.String(),
+		Period: period, Text: text}
+}
+
+// usdcText formats base units (6 decimals) as USDC, like money.Amount.USDC
+// but for amounts past int64 (a permit's total).
+func usdcText(v *big.Int) string {
+	if v.IsInt64() {
+		return money.Amount(v.Int64()).USDC()
+	}
+	q, r := new(big.Int).QuoRem(v, big.NewInt(1_000_000), new(big.Int))
+	return fmt.Sprintf("%s.%06s", q, r.String())
 }
 
 // checkoutAuthorize serves POST /checkout/{id}/authorization (JSON): the
@@ -289,6 +398,9 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) (wire.Checkou
 		return wire.CheckoutAuthorization{}, err
 	}
 	out := wire.CheckoutAuthorization{Object: "checkout_authorization", ReceiptURL: "/checkout/" + url.PathEscape(id)}
+	if t.sub != nil {
+		return s.renewPermit(ctx, t, body)
+	}
 	if t.inv != nil {
 		a, err := chain.ParseTransferAuthorization(body)
 		if err != nil {

@@ -27,6 +27,13 @@ type ChainConfig struct {
 	// Interval is how often the settlement job steps the relayer and
 	// records confirmed settlements (default 2s).
 	Interval time.Duration
+	// Clock is where the daemon takes the time from: "wall" (the default)
+	// or "chain", the newest block's timestamp, allowed on dev chains only
+	// (serve --clock chain).
+	Clock string
+	// PermitPeriods is how many periods' caps a subscriber's permit covers
+	// (0: chainrail.DefaultPermitPeriods).
+	PermitPeriods uint64
 	// Backend and RelayerKey, when set, are used instead of dialing RPCURL
 	// and reading RelayerKeyFile: tests run the daemon over an in-process
 	// chain. Validate sets RelayerKey from the file.
@@ -35,6 +42,12 @@ type ChainConfig struct {
 
 	token, planManager common.Address
 }
+
+// Clock sources (serve --clock).
+const (
+	ClockWall  = "wall"
+	ClockChain = "chain"
+)
 
 // Enabled reports whether a chain is configured.
 func (c ChainConfig) Enabled() bool { return c.RPCURL != "" || c.Backend != nil }
@@ -52,7 +65,20 @@ func (c *ChainConfig) validate() error {
 		if c.Confirmations != 0 {
 			return fmt.Errorf("--confirmations needs --chain-rpc-url")
 		}
+		if c.Clock == ClockChain {
+			return fmt.Errorf("--clock chain needs --chain-rpc-url (a dev chain: chain id 31337 or 1337)")
+		}
 		return nil
+	}
+	switch c.Clock {
+	case "":
+		c.Clock = ClockWall
+	case ClockWall, ClockChain:
+	default:
+		return fmt.Errorf("--clock must be wall or chain, not %q", c.Clock)
+	}
+	if c.PermitPeriods > 1000 {
+		return fmt.Errorf("--permit-periods must be at most 1000")
 	}
 	if c.USDCAddress == "" {
 		return fmt.Errorf("--chain-rpc-url needs --usdc-address (the USDC contract on that chain)")

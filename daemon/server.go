@@ -160,6 +160,8 @@ func (s *Server) routes() []route {
 		// Live mode's wallet checkout (checkout_live.go).
 		{pattern: "GET /checkout/{id}/authorization", plain: s.checkoutAuthorizationTerms},
 		{pattern: "POST /checkout/{id}/authorization", plain: s.checkoutAuthorize},
+		{pattern: "GET /checkout/{id}/revoke", plain: s.checkoutRevokePage, missing: s.checkoutNotFound},
+		{pattern: "POST /checkout/{id}/revoke", plain: s.checkoutRevoke},
 
 		// Read-only resources answer other methods with 405 in the envelope.
 		{pattern: "/v1/payments", api: methodNotAllowed},

@@ -9,22 +9,21 @@
   }
   var button = document.getElementById("live-pay");
   var status = document.getElementById("live-status");
+  if (!button || !status) { return; }
   function say(text) { status.textContent = text; }
   var eth = window.ethereum;
   if (!eth || typeof eth.request !== "function") {
-    say("No wallet found. Open this page in a browser with an Ethereum wallet (or in your wallet app's browser) to pay.");
+    say("No wallet found. Open this page in a browser with an Ethereum wallet (or in your wallet app's browser).");
     button.disabled = true;
     return;
   }
   function sign(account, typed) {
     return eth.request({ method: "eth_signTypedData_v4", params: [account, JSON.stringify(typed)] });
   }
-  async function pay() {
-    button.disabled = true;
+  async function connect() {
     say("Connecting to your wallet…");
     var accounts = await eth.request({ method: "eth_requestAccounts" });
     if (!accounts || !accounts.length) { throw new Error("The wallet shared no account."); }
-    var account = accounts[0];
     var want = Number(d.chainId);
     var have = parseInt(await eth.request({ method: "eth_chainId" }), 16);
     if (have !== want) {
@@ -35,35 +34,51 @@
         throw new Error("Switch your wallet to chain " + want + " and try again.");
       }
     }
+    return accounts[0];
+  }
+  async function post(body) {
+    say("Submitting…");
+    var res = await fetch(d.authorizationUrl, { method: "POST", body: JSON.stringify(body),
+      headers: { "Content-Type": "application/json", Accept: "application/json" } });
+    var out = await res.json();
+    if (!res.ok) { throw new Error(out.error ? out.error.message : "It did not go through."); }
+    say("Submitted. Waiting for confirmation…");
+    location.assign(out.receipt_url);
+  }
+  async function go() {
+    button.disabled = true;
+    var account = await connect();
     var query = new URLSearchParams({ payer: account });
     if (d.externalCustomerId) { query.set("external_customer_id", d.externalCustomerId); }
     var res = await fetch(d.authorizationUrl + "?" + query.toString(), { headers: { Accept: "application/json" } });
     var terms = await res.json();
-    if (!res.ok) { throw new Error(terms.error ? terms.error.message : "The payment could not be prepared."); }
+    if (!res.ok) { throw new Error(terms.error ? terms.error.message : "It could not be prepared."); }
     var body;
     if (terms.kind === "plan") {
       say("Sign the subscription's terms in your wallet…");
       var planSig = await sign(account, terms.plan);
-      say("Sign the spending permit in your wallet…");
+      say("Sign the spending permit in your wallet: " + terms.permit_summary.text + "…");
       var permitSig = await sign(account, terms.permit);
       body = { plan: terms.plan.message, signature: planSig,
         permit: { value: terms.permit.message.value, deadline: terms.permit.message.deadline, signature: permitSig } };
       if (d.externalCustomerId) { body.external_customer_id = d.externalCustomerId; }
+    } else if (terms.kind === "permit") {
+      say("Sign the renewed spending permit in your wallet: " + terms.permit_summary.text + "…");
+      var sig = await sign(account, terms.permit);
+      body = { value: terms.permit.message.value, deadline: terms.permit.message.deadline, signature: sig };
+    } else if (terms.kind === "revoke") {
+      say("Sign the revocation in your wallet…");
+      var revokeSig = await sign(account, terms.typed_data);
+      body = { payer: account, deadline: terms.typed_data.message.deadline, signature: revokeSig };
     } else {
       say("Sign the payment in your wallet…");
-      var sig = await sign(account, terms.typed_data);
-      body = Object.assign({}, terms.typed_data.message, { signature: sig });
+      var paySig = await sign(account, terms.typed_data);
+      body = Object.assign({}, terms.typed_data.message, { signature: paySig });
     }
-    say("Submitting…");
-    res = await fetch(d.authorizationUrl, { method: "POST", body: JSON.stringify(body),
-      headers: { "Content-Type": "application/json", Accept: "application/json" } });
-    var out = await res.json();
-    if (!res.ok) { throw new Error(out.error ? out.error.message : "The payment failed."); }
-    say("Submitted. Waiting for confirmation…");
-    location.assign(out.receipt_url);
+    await post(body);
   }
   button.addEventListener("click", function () {
-    pay().catch(function (e) {
+    go().catch(function (e) {
       say((e && e.message) || String(e));
       button.disabled = false;
     });
