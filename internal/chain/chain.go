@@ -80,12 +80,12 @@ const (
 	AuthorizationRevoked  Reason = "authorization_revoked"
 	// AllowanceTooLow: the payer's permit to the plan manager is used up
 	// (or was never applied). Unlike a revocation the payer can renew it.
-	AllowanceTooLow Reason = "allowance_too_low"
-	CapExceeded           Reason = "cap_exceeded"
-	PlanNotActive         Reason = "plan_not_active"
-	OutsideTerm           Reason = "outside_term"
-	SimulationFailed      Reason = "simulation_failed"
-	TransactionReverted   Reason = "transaction_reverted"
+	AllowanceTooLow     Reason = "allowance_too_low"
+	CapExceeded         Reason = "cap_exceeded"
+	PlanNotActive       Reason = "plan_not_active"
+	OutsideTerm         Reason = "outside_term"
+	SimulationFailed    Reason = "simulation_failed"
+	TransactionReverted Reason = "transaction_reverted"
 	// NonceTaken: the relayer's nonce was used by a transaction tollgate
 	// did not store (the key is shared with another program).
 	NonceTaken Reason = "nonce_taken"
