@@ -21,6 +21,9 @@ func newAdminWalletCmd(f *Factory, withDBFlags func(*cobra.Command) *cobra.Comma
 To set it: print a challenge for the new address, sign its message with that
 wallet (personal_sign, EIP-191; e.g. in the wallet's "sign message" screen or
 with cast wallet sign), and pass the signature to set within 10 minutes.
+The challenge is printed without a trailing newline: after
+"tollgate admin wallet challenge … > message.txt" the file holds exactly the
+bytes to sign, and only a signature over exactly those bytes is accepted.
 In test mode a merchant without a wallet settles to a generated test wallet.`,
 	}
 	cmd.AddCommand(withDBFlags(newAdminWalletChallenge(f)), withDBFlags(newAdminWalletSet(f)), withDBFlags(newAdminWalletShow(f)))
@@ -67,12 +70,13 @@ func newAdminWalletChallenge(f *Factory) *cobra.Command {
 				if f.JSON() {
 					return writeJSONTo(f.IO.Out, c.Wire())
 				}
-				// The message alone on stdout, so it can be piped to a
-				// signer byte for byte; the instructions go to stderr.
-				fmt.Fprintln(f.IO.Out, c.Message)
-				fmt.Fprintf(f.IO.Err, "\nSign the message above with %s (personal_sign) before %s, then run:\n\n"+
+				// The message alone on stdout, without a trailing newline,
+				// so a file it is saved to holds exactly the bytes to sign;
+				// the instructions go to stderr.
+				fmt.Fprint(f.IO.Out, c.Message)
+				fmt.Fprintf(f.IO.Err, "\n\nSign the message above (exactly these %d bytes, no trailing newline) with %s (personal_sign) before %s, then run:\n\n"+
 					"    tollgate admin wallet set --merchant %s --mode %s --address %s --signature 0x…\n",
-					c.Address, fmtTime(c.ExpiresAt)+" UTC", s.MerchantID, s.Mode, c.Address)
+					len(c.Message), c.Address, fmtTime(c.ExpiresAt)+" UTC", s.MerchantID, s.Mode, c.Address)
 				return nil
 			})
 		},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/ecdsa"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -71,16 +72,25 @@ func TestAdminWallet(t *testing.T) {
 		t.Fatalf("replayed set: %d %s", code, errOut)
 	}
 
-	// challenge without --json prints the message alone on stdout.
+	// challenge without --json prints the message alone on stdout, with
+	// no trailing newline: what `> message.txt` saves is what to sign.
 	key2, _ := crypto.GenerateKey()
 	addr2 := crypto.PubkeyToAddress(key2.PublicKey).Hex()
 	code, out, errOut = run(append([]string{"admin", "wallet", "challenge", "--mode", "live", "--address", addr2}, scope...)...)
-	message := strings.TrimSuffix(out, "\n")
-	if code != 0 || !strings.HasPrefix(message, "tollgate wants you to confirm") || !strings.Contains(errOut, "tollgate admin wallet set --merchant "+m.ID) {
-		t.Fatalf("challenge: %d %s %s", code, out, errOut)
+	message := out
+	if code != 0 || !strings.HasPrefix(message, "tollgate wants you to confirm") || strings.HasSuffix(message, "\n") ||
+		!strings.Contains(errOut, "tollgate admin wallet set --merchant "+m.ID) || !strings.Contains(errOut, fmt.Sprintf("exactly these %d bytes", len(message))) {
+		t.Fatalf("challenge: %d %q %s", code, out, errOut)
+	}
+	// The message with a newline added (echo, an editor) is recognised for
+	// what it is; a signature by another wallet does not name that wallet.
+	code, out, errOut = run(append([]string{"admin", "wallet", "set", "--mode", "live", "--address", addr2, "--signature", personalSignHex(t, key2, message+"\n")}, scope...)...)
+	if code != 1 || !strings.Contains(errOut, fmt.Sprintf("line ending added (%d bytes): sign exactly the %d bytes", len(message)+1, len(message))) {
+		t.Fatalf("set with a trailing newline: %d %s %s", code, out, errOut)
 	}
 	code, out, errOut = run(append([]string{"admin", "wallet", "set", "--mode", "live", "--address", addr2, "--signature", personalSignHex(t, key1, message)}, scope...)...)
-	if code != 1 || !strings.Contains(errOut, "signature: was made by "+addr1) {
+	if code != 1 || strings.Contains(errOut, addr1) ||
+		!strings.Contains(errOut, fmt.Sprintf("the signed bytes must be exactly that message, %d bytes", len(message))) {
 		t.Fatalf("set with the wrong key: %d %s %s", code, out, errOut)
 	}
 	code, out, errOut = run(append([]string{"admin", "wallet", "set", "--mode", "live", "--address", addr2, "--signature", personalSignHex(t, key2, message), "--json"}, scope...)...)

@@ -49,8 +49,9 @@ func SetWith(ctx context.Context, db *store.DB, v Verifier, s tenant.Scope, addr
 	if err != nil {
 		return Wallet{}, store.Translate(err)
 	}
-	if err := v.Verify(ctx, addr, common.BytesToHash(accounts.TextHash([]byte(c.Message))), sig); err != nil {
-		return Wallet{}, err
+	digest := common.BytesToHash(accounts.TextHash([]byte(c.Message)))
+	if err := v.Verify(ctx, addr, digest, sig); err != nil {
+		return Wallet{}, explainMismatch(err, c.Message, addr, digest, sig)
 	}
 	return store.InTx(ctx, db, func(tx *store.Tx) (Wallet, error) {
 		// Two changes to one scope's wallet at once would both replace the
@@ -112,4 +113,27 @@ func newestUsable(ctx context.Context, q store.Querier, s tenant.Scope, addr com
 			"a newer challenge for %s was issued while the signature was checked; sign the newest challenge's message", addr.Hex())
 	}
 	return c, nil
+}
+
+// explainMismatch turns a signature that is well formed but not addr's
+// over the message into what went wrong. The address it recovers to says
+// nothing useful (any other bytes signed by the right wallet recover to a
+// stranger), so the error names the message's exact length instead, and
+// recognises the usual slip: the message signed with a line ending added
+// (a file saved by an editor, echo).
+func explainMismatch(err error, message string, addr common.Address, digest common.Hash, sig []byte) error {
+	if apperr.CodeOf(err) != apperr.InvalidRequest {
+		return err
+	}
+	if got, rerr := Recover(digest, sig); rerr != nil || got == addr {
+		return err // malformed, or a contract wallet's own refusal: already explained
+	}
+	for _, ending := range []string{"\n", "\r\n"} {
+		if got, rerr := Recover(common.BytesToHash(accounts.TextHash([]byte(message+ending))), sig); rerr == nil && got == addr {
+			return apperr.Field("signature", "is over the newest challenge's message with a line ending added (%d bytes): sign exactly the %d bytes of the message, with no trailing newline",
+				len(message)+len(ending), len(message))
+		}
+	}
+	return apperr.Field("signature", "is not %s's signature over the newest challenge's message: the signed bytes must be exactly that message, %d bytes as tollgate admin wallet challenge prints it (no trailing newline), signed with that wallet (personal_sign)",
+		addr.Hex(), len(message))
 }

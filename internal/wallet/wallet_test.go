@@ -3,6 +3,7 @@ package wallet_test
 import (
 	"context"
 	"crypto/ecdsa"
+	"fmt"
 	"math/big"
 	"strings"
 	"testing"
@@ -170,7 +171,10 @@ func TestSetRefusals(t *testing.T) {
 		s := f.merchant(tenant.Live)
 		c := f.challenge(s, a, t0)
 		_, err := wallet.Set(f.ctx, f.db, s, a.Hex(), sign(t, kOther, c.Message), t0)
-		refused(t, "wrong key", err, "signature:", "was made by "+aOther.Hex(), "not "+a.Hex())
+		refused(t, "wrong key", err, "signature:", "is not "+a.Hex()+"'s signature", fmt.Sprintf("exactly that message, %d bytes", len(c.Message)))
+		if strings.Contains(err.Error(), aOther.Hex()) {
+			t.Fatalf("the error points at the wallet that signed: %v", err)
+		}
 	})
 	t.Run("wrong address", func(t *testing.T) {
 		s := f.merchant(tenant.Live)
