@@ -75,16 +75,35 @@ func newAdminKeyCreate(f *Factory) *cobra.Command {
 				if err != nil {
 					return err
 				}
+				save, _ := cmd.Flags().GetBool("save")
+				saved := ""
+				if save {
+					// Saved under its mode's name, so a config file holds a
+					// key of each mode and the CLI picks the one a command
+					// needs (--live for live mode).
+					saved = f.configPath()
+					if err := updateConfigFile(saved, map[string]any{mode + "_api_key": secret}); err != nil {
+						return fmt.Errorf("the key was created but not saved to %s: %w; it is %s", saved, err, secret)
+					}
+				}
 				if f.JSON() {
 					return writeJSONTo(f.IO.Out, map[string]any{"id": k.ID, "key": secret, "merchant_id": k.MerchantID, "mode": k.Mode, "created_at": k.CreatedAt})
 				}
 				fmt.Fprintf(f.IO.Out, "Created %s key %s for %s. The key is shown once:\n\n    %s\n", k.Mode, k.ID, k.MerchantID, secret)
+				if saved != "" {
+					fmt.Fprintf(f.IO.Out, "\nSaved as %s_api_key in %s.", mode, saved)
+					if mode == string(tenant.Live) {
+						fmt.Fprint(f.IO.Out, " Client commands use it with --live (tollgate --live invoice create …).")
+					}
+					fmt.Fprintln(f.IO.Out)
+				}
 				return nil
 			})
 		},
 	}
 	cmd.Flags().String("merchant", "", "merchant id")
 	cmd.Flags().String("mode", "", "test or live")
+	cmd.Flags().Bool("save", false, "also save the key in the config file as test_api_key or live_api_key")
 	return cmd
 }
 

@@ -20,17 +20,20 @@ import (
 func newAdminChainCmd(f *Factory, withDBFlags func(*cobra.Command) *cobra.Command) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "chain",
-		Short: "Live mode's chain: deploy the plan contract, show the relayer's state",
+		Short: "Live mode's chain: set up a dev chain, deploy the plan contract, show the relayer's state",
 	}
-	cmd.AddCommand(newAdminChainDeploy(f), withDBFlags(newAdminChainStatus(f)))
+	cmd.AddCommand(newAdminChainDeploy(f), withDBFlags(newAdminChainStatus(f)), withDBFlags(newAdminChainDevSetup(f)))
 	return cmd
 }
 
 func newAdminChainStatus(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "status",
-		Short: "Show the chain id, head block, relayer balance and pending transactions",
-		Args:  cobra.NoArgs,
+		Short: "Show the chain id, head block, relayer balance, pending transactions, confirmations and contracts",
+		Long: `Show live mode's chain as serve sees it: the settings are read as serve
+reads them (flags, TOLLGATE_* or the config file), so the confirmations and
+the plan manager shown are the ones serve uses.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return f.withDB(cmd.Context(), func(d *database) error {
 				r, client, err := daemon.NewLiveRail(f.chainConfig(), d.DB, nil, f.newLogger(slog.LevelWarn))
@@ -62,7 +65,7 @@ func newAdminChainStatus(f *Factory) *cobra.Command {
 				if st.PlanManager != nil {
 					fmt.Fprintf(tw, "Plan manager:\t%s\n", st.PlanManager.Hex())
 				} else {
-					fmt.Fprintln(tw, "Plan manager:\tnone (subscriptions cannot be paid live; tollgate admin chain deploy-plan-manager)")
+					fmt.Fprintln(tw, "Plan manager:\tnone configured (no plan_manager_address in the config file, TOLLGATE_PLAN_MANAGER_ADDRESS or --plan-manager-address): subscriptions cannot be paid live")
 				}
 				return tw.Flush()
 			})

@@ -42,11 +42,14 @@ A live payment is refunded on chain from the merchant's wallet, which must
 authorize it (EIP-3009): without --signature or --key-file the command prints
 the typed data to sign (eth_signTypedData_v4) and the exact command to run
 with the signature; --key-file signs with a hot refund key instead. The
-relayer pays the gas; refund.succeeded fires once the transfer is confirmed.`,
+relayer pays the gas; refund.succeeded fires once the transfer is confirmed.
+The chain settings (--chain-rpc-url, --usdc-address, --relayer-key-file, …)
+are read as serve reads them: flags, TOLLGATE_* or the config file.`,
 		Example: `  tollgate admin refund pay_… --amount 2.50usdc --reason "partial service"
   tollgate admin refund pay_… --json
-  tollgate admin refund pay_… --chain-rpc-url … > typed-data.json   (live: sign it, then)
-  tollgate admin refund pay_… --chain-rpc-url … --signature 0x… --valid-before 1767225600`,
+  tollgate admin refund pay_… > typed-data.json   (live: sign it, then)
+  tollgate admin refund pay_… --signature 0x… --valid-before 1767225600
+  tollgate admin refund pay_… --key-file merchant-wallet.key   (live, a hot refund key)`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			in := payments.RefundInput{PaymentID: args[0]}
@@ -84,7 +87,7 @@ func (f *Factory) refund(ctx context.Context, d *database, in payments.RefundInp
 	if pr.Payment.Mode == tenant.Live {
 		r, client, err := daemon.NewLiveRail(f.chainConfig(), d.DB, nil, f.newLogger(slog.LevelWarn))
 		if err != nil {
-			return usageError("refunding a live payment needs the chain: %v", err)
+			return usageError("refunding a live payment needs the chain serve settles on: %v", err)
 		}
 		if client != nil {
 			defer client.Close()
@@ -95,6 +98,9 @@ func (f *Factory) refund(ctx context.Context, d *database, in payments.RefundInp
 		}
 		in.Payload = payload
 		railFor = func(m tenant.Mode) (rail.Rail, bool) { return r, m == tenant.Live }
+		// Live time is the rail's: the wall clock, or the chain's under
+		// --clock chain, as serve stamps it.
+		clockOf = func(tenant.Scope) time.Time { return r.Clock().Now() }
 	}
 	r, err := payments.IssueRefund(ctx, d.DB, railFor, in, clockOf)
 	if err != nil {
@@ -152,11 +158,12 @@ func (f *Factory) refundAuthorization(ctx context.Context, r *chainrail.Rail, pr
 			return nil, false, usageError("--signature: %v", err)
 		}
 	default:
-		if err := writeJSONTo(f.IO.Out, td); err != nil {
+		if err := writeJSONTo(f.IO.Out, chain.WalletTypedData(td)); err != nil {
 			return nil, false, err
 		}
 		fmt.Fprintf(f.IO.Err, "\nSign the typed data above with the settlement wallet %s (eth_signTypedData_v4), then run:\n\n"+
-			"    tollgate admin refund %s --amount %s --signature 0x… --valid-before %s\n\n(with the same --chain-rpc-url, …)\n",
+			"    tollgate admin refund %s --amount %s --signature 0x… --valid-before %s\n\n"+
+			"(the chain settings come from the config file and TOLLGATE_* as serve's do)\n",
 			merchant.Hex(), p.ID, pr.Amount, a.ValidBefore)
 		return nil, true, nil
 	}

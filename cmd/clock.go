@@ -7,12 +7,15 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tollgatehq/tollgate/client"
+	"github.com/tollgatehq/tollgate/internal/tenant"
 )
 
 func newClockCmd(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "clock",
-		Short: "Show and advance the test clock (test mode)",
+		Use: "clock",
+		// The test clock exists in test mode only: its key is the test one.
+		Annotations: map[string]string{modeAnnotation: string(tenant.Test)},
+		Short:       "Show and advance the test clock (test mode)",
 		Long: `A merchant's test-mode data follows its test clock. Advancing it runs, in time
 order, every renewal, dunning retry, cancellation, credit expiry and
 entitlement lapse that falls due, before the command returns. The clock only

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/viper"
 
 	"github.com/tollgatehq/tollgate/client"
+	"github.com/tollgatehq/tollgate/internal/tenant"
 )
 
 const defaultAPIURL = "http://127.0.0.1:8080"
@@ -32,6 +33,11 @@ type Factory struct {
 
 	// keyFrom says where the API key comes from, for a refused key's hint.
 	keyFrom string
+	// keyGiven is true when --api-key or TOLLGATE_API_KEY names the key;
+	// needMode is the mode the running command works in only ("" for
+	// both), from its modeAnnotation.
+	keyGiven bool
+	needMode string
 
 	// noticeMu guards noticeUntil: the end of the wait the last retry
 	// notice announced, so concurrent requests waiting out the same rate
@@ -74,11 +80,17 @@ func (f *Factory) bindFlags(cmd *cobra.Command) error {
 	}
 	switch {
 	case cmd.Flags().Changed("api-key"):
-		f.keyFrom = "--api-key"
+		f.keyFrom, f.keyGiven = "--api-key", true
 	case os.Getenv("TOLLGATE_API_KEY") != "":
-		f.keyFrom = "TOLLGATE_API_KEY"
+		f.keyFrom, f.keyGiven = "TOLLGATE_API_KEY", true
 	default:
 		f.keyFrom = "the config file " + path
+	}
+	for c := cmd; c != nil; c = c.Parent() {
+		if m := c.Annotations[modeAnnotation]; m != "" {
+			f.needMode = m
+			break
+		}
 	}
 	f.v.SetConfigFile(path)
 	f.v.SetConfigType("yaml")
@@ -127,9 +139,9 @@ func (f *Factory) JSON() bool { return f.v.GetBool("json") }
 // Client returns the API client configured by --api-url and --api-key.
 func (f *Factory) Client() (*client.Client, error) {
 	f.clientOnce.Do(func() {
-		key := f.v.GetString("api_key")
-		if key == "" {
-			f.clientErr = exitWith(ExitAuth, errors.New("no API key: pass --api-key, set TOLLGATE_API_KEY, or run `tollgate serve` once to create one"))
+		key, err := f.apiKey()
+		if err != nil {
+			f.clientErr = err
 			return
 		}
 		url := f.v.GetString("api_url")
@@ -139,6 +151,66 @@ func (f *Factory) Client() (*client.Client, error) {
 		f.client = client.New(url, key, client.WithUserAgent("tollgate-cli/"+version), client.WithRetryNotify(f.retryNotice))
 	})
 	return f.client, f.clientErr
+}
+
+// modeAnnotation marks a command (and its subcommands) that works in one
+// mode only: its value is "test" or "live".
+const modeAnnotation = "tollgate.mode"
+
+// Config file keys of the API keys: api_key is the one the first start
+// saves (either mode); test_api_key and live_api_key hold one mode's each.
+const (
+	configTestKey = "test_api_key"
+	configLiveKey = "live_api_key"
+)
+
+// apiKey picks the key a client command uses. A key named by --api-key or
+// TOLLGATE_API_KEY is used as it is. Otherwise the config file's: for a
+// command that needs live mode (--live) the live key (live_api_key, or
+// api_key when that is a live key), for one that needs test mode (the test
+// clock, trigger) the test key likewise, and for the rest api_key, else
+// test_api_key, else live_api_key.
+func (f *Factory) apiKey() (string, error) {
+	if f.keyGiven {
+		return f.v.GetString("api_key"), nil
+	}
+	mode := f.needMode
+	if f.v.GetBool("live") {
+		if mode == string(tenant.Test) {
+			return "", usageError("this command works in test mode only: drop --live")
+		}
+		mode = string(tenant.Live)
+	}
+	base := f.keyFrom
+	pick := func(name string) string {
+		if k := f.v.GetString(name); k != "" {
+			f.keyFrom = base + " (" + name + ")"
+			return k
+		}
+		return ""
+	}
+	var key string
+	switch mode {
+	case string(tenant.Live), string(tenant.Test):
+		key = pick(mode + "_api_key")
+		if key == "" && strings.HasPrefix(f.v.GetString("api_key"), "sk_"+mode+"_") {
+			key = pick("api_key")
+		}
+		if key == "" {
+			return "", exitWith(ExitAuth, fmt.Errorf("no %s API key: create one with `tollgate admin key create --merchant ID --mode %s --save` (it is saved as %s_api_key), or pass --api-key",
+				mode, mode, mode))
+		}
+	default:
+		for _, name := range []string{"api_key", configTestKey, configLiveKey} {
+			if key = pick(name); key != "" {
+				break
+			}
+		}
+		if key == "" {
+			return "", exitWith(ExitAuth, errors.New("no API key: pass --api-key, set TOLLGATE_API_KEY, or run `tollgate serve` once to create one"))
+		}
+	}
+	return key, nil
 }
 
 // retryNotice tells the person on stderr why a command is waiting: rate

@@ -170,6 +170,7 @@ func NewRootCmd(f *Factory) *cobra.Command {
 	pf.String("api-url", defaultAPIURL, "tollgate API address (env TOLLGATE_API_URL)")
 	pf.String("api-key", "", "API key, sk_test_… or sk_live_… (env TOLLGATE_API_KEY)")
 	pf.Bool("json", false, "print the API's JSON instead of a table")
+	pf.Bool("live", false, "use the live-mode key (live_api_key in the config file) when keys of both modes are configured")
 
 	root.AddCommand(
 		newVersionCmd(f),

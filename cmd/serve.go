@@ -5,13 +5,10 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
-	"go.yaml.in/yaml/v3"
 
 	"github.com/tollgatehq/tollgate/daemon"
 	"github.com/tollgatehq/tollgate/internal/auth"
@@ -37,7 +34,8 @@ rename" changes it at any time.
 
 Live mode settles on an EVM chain with --chain-rpc-url, --usdc-address,
 --plan-manager-address and --relayer-key-file: payers sign, the relayer pays
-the gas, and a payment counts after --confirmations blocks.`,
+the gas, and a payment counts after --confirmations blocks. On a local dev
+chain, --clock chain bills by the chain's time (tollgate help live-mode).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runServe(cmd.Context(), f) },
 	}
@@ -56,6 +54,7 @@ the gas, and a payment counts after --confirmations blocks.`,
 	fl.Duration("event-retention", events.DefaultRetention, "how long events, their deliveries and attempts are kept (at least 30 days is the promise)")
 	dbFlags(cmd)
 	chainFlags(cmd)
+	serveChainFlags(cmd)
 	return cmd
 }
 
@@ -209,10 +208,7 @@ func (f *Factory) bootstrap(ctx context.Context, db *database, apiURL, name stri
 		fmt.Fprintln(f.IO.Err, "An API key is already configured; the new key was not saved.")
 		return nil
 	}
-	path := f.v.GetString("config")
-	if path == "" {
-		path = ConfigPath()
-	}
+	path := f.configPath()
 	if err := saveCLIConfig(path, apiURL, secret); err != nil {
 		return fmt.Errorf("saving the key to %s: %w", path, err)
 	}
@@ -223,31 +219,7 @@ func (f *Factory) bootstrap(ctx context.Context, db *database, apiURL, name stri
 // saveCLIConfig sets api_url and api_key in the YAML config file at path,
 // keeping its other settings, with mode 0600.
 func saveCLIConfig(path, apiURL, key string) error {
-	doc := map[string]any{}
-	if b, err := os.ReadFile(path); err == nil {
-		if err := yaml.Unmarshal(b, &doc); err != nil {
-			return err
-		}
-		if doc == nil {
-			doc = map[string]any{}
-		}
-	} else if !os.IsNotExist(err) {
-		return err
-	}
-	doc["api_url"] = apiURL
-	doc["api_key"] = key
-	out, err := yaml.Marshal(doc)
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return err
-	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, out, 0o600); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
+	return updateConfigFile(path, map[string]any{"api_url": apiURL, "api_key": key})
 }
 
 // defaultMerchantName names the first merchant when nobody said otherwise:

@@ -13,6 +13,7 @@ import (
 
 	"github.com/tollgatehq/tollgate/client"
 	"github.com/tollgatehq/tollgate/internal/id"
+	"github.com/tollgatehq/tollgate/internal/tenant"
 )
 
 // triggerEvents are the events `trigger` makes happen and how, in the
@@ -52,8 +53,10 @@ func newTriggerCmd(f *Factory) *cobra.Command {
 	}
 	names := triggerEventNames()
 	cmd := &cobra.Command{
-		Use:   "trigger EVENT",
-		Short: "Make an event really happen in test mode, to test a webhook handler",
+		Use: "trigger EVENT",
+		// Triggers run in test mode only: its key is the test one.
+		Annotations: map[string]string{modeAnnotation: string(tenant.Test)},
+		Short:       "Make an event really happen in test mode, to test a webhook handler",
 		Long: `Make the named event happen in test mode, as a customer and time would: create
 what it needs through the API (an invoice, or a plan billed every day),
 pay with the magic wallet that leads to it, advance the test clock as far as
