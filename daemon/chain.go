@@ -55,7 +55,7 @@ func startChain(cfg *Config, db *store.DB, log *slog.Logger) (*ethclient.Client,
 // rail's clock is the chain's (clk is ignored).
 func NewLiveRail(c ChainConfig, db *store.DB, clk clock.Clock, log *slog.Logger) (*chainrail.Rail, *ethclient.Client, error) {
 	if !c.Enabled() {
-		return nil, nil, fmt.Errorf("no chain configured: pass --chain-rpc-url, --usdc-address and --relayer-key-file (or TOLLGATE_CHAIN_RPC_URL, …)")
+		return nil, nil, fmt.Errorf("no chain configured: set chain_rpc_url, usdc_address and relayer_key_file in the config file serve reads (or TOLLGATE_CHAIN_RPC_URL, …, or --chain-rpc-url, …)")
 	}
 	if err := c.validate(); err != nil {
 		return nil, nil, err
@@ -80,6 +80,9 @@ func NewLiveRail(c ChainConfig, db *store.DB, clk clock.Clock, log *slog.Logger)
 		closeClient(client)
 		return nil, nil, err
 	}
+	if c.Clock == ClockChain && !chainrail.DevChain(id.Uint64()) {
+		return fail(fmt.Errorf("--clock chain is for dev chains only (chain id 31337 or 1337); chain %s is not one", id))
+	}
 	if _, err := chain.NewToken(b, c.token).Check(ctx); err != nil {
 		return fail(fmt.Errorf("--usdc-address %s is not a USDC (FiatTokenV2) contract on chain %s: %v", c.token.Hex(), id, err))
 	}
@@ -90,9 +93,6 @@ func NewLiveRail(c ChainConfig, db *store.DB, clk clock.Clock, log *slog.Logger)
 		}
 	}
 	if c.Clock == ClockChain {
-		if !chainrail.DevChain(id.Uint64()) {
-			return fail(fmt.Errorf("--clock chain is for dev chains only (chain id 31337 or 1337); chain %s is not one", id))
-		}
 		bc, err := chainrail.NewBlockClock(ctx, b, log)
 		if err != nil {
 			return fail(err)

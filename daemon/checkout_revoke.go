@@ -214,11 +214,10 @@ func (s *Server) revokeView(ctx context.Context, id string) (checkoutView, error
 			return notFoundView(), err
 		}
 		v = s.planView(pg, "")
-		v.Notice = nil
 	default:
 		return notFoundView(), nil
 	}
-	v.Title = "Stop paying for " + v.Heading
+	v.Title, v.Notice = "Stop paying for "+v.Heading, nil
 	lv := &liveView{Kind: "revoke", AuthorizationURL: "/checkout/" + url.PathEscape(id) + "/revoke", Network: s.onchain.Network(),
 		ChainID: s.onchain.ChainID(), Confirmations: s.onchain.Confirmations(), Script: s.checkout.liveScript}
 	if x != nil {
