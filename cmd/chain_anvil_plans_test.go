@@ -31,9 +31,9 @@ import (
 // (authorization_revoked, no gas). The past-due payer is funded and the
 // dunning retry a day later renews it. That payer then drops the
 // contract's allowance to zero while serve is down, and the next renewal
-// comes first: the contract refuses it, the billing engine revokes the
-// subscription (no gas), and serve's watcher, reading the Approval after
-// the restart, emits no second subscription.revoked.
+// comes first: the contract refuses it (allowance_too_low, no gas) and the
+// subscription goes past due, as it would with a used-up permit; serve's
+// watcher, reading the Approval to zero after the restart, revokes it.
 //
 // Serve's billing job renews on the wall clock and plans last at least a
 // day (custom interval_days ≥ 1), so the renewals and the retry are run by
@@ -226,7 +226,7 @@ func TestAnvilLivePlans(t *testing.T) {
 		return st
 	}
 	nonce = e.relayerNonce()
-	b.runUntil("bob's renewal refused", dueB, func() bool { return statusOf(idB) == "revoked" })
+	b.runUntil("bob's renewal refused", dueB, func() bool { return statusOf(idB) == "past_due" })
 	if e.relayerNonce() != nonce {
 		t.Fatal("gas spent on a renewal the allowance did not cover")
 	}
@@ -251,8 +251,9 @@ func TestAnvilLivePlans(t *testing.T) {
 		}
 		waitUntil(t, fmt.Sprintf("the watcher at block %d", n), 30*time.Second, func() bool { return watched() >= n })
 	}
+	waitUntil(t, "the watcher to revoke bob's subscription", 30*time.Second, func() bool { return statusOf(idB) == "revoked" })
 	if s := e.subscriptionOf(bob); s["status"] != "revoked" || e.eventsOf("subscription.revoked", idB) != 1 ||
-		e.eventsOf("subscription.payment_failed", idB) != 1 || e.eventsOf("subscription.renewed", idB) != 1 {
+		e.eventsOf("subscription.payment_failed", idB) != 2 || e.eventsOf("subscription.renewed", idB) != 1 {
 		t.Fatalf("bob after the allowance dropped: %v; %d subscription.revoked", s, e.eventsOf("subscription.revoked", idB))
 	}
 	if ok, reason := e.entitled(cusB, "pro"); ok || reason != "revoked" {

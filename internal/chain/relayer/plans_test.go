@@ -147,7 +147,10 @@ func TestMeteredChargeAtCap(t *testing.T) {
 }
 
 // TestAllowanceGoneRefusesCharge: a payer who sets the allowance to zero
-// (with their own gas) revokes as surely as revoke does.
+// (with their own gas) stops every charge, at no gas to the relayer. The
+// charge says allowance_too_low, as it does for a bounded permit used up
+// (which the payer may renew); the Approval to zero is what the watcher
+// reads as a revocation.
 func TestAllowanceGoneRefusesCharge(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, Config{})
@@ -159,7 +162,7 @@ func TestAllowanceGoneRefusesCharge(t *testing.T) {
 	e.sendAs(payer, e.token.Address, e.tok.PackApprove(e.plans.Address, new(big.Int)), big.NewInt(1e9))
 	e.sim.Commit()
 	_, err := e.r.Submit(e.ctx, "sub_a:charge", e.plans.ChargeCall(p, big.NewInt(1_000_000), chain.NonceFor("pay_b")))
-	failure(t, err, chain.AuthorizationRevoked)
+	failure(t, err, chain.AllowanceTooLow)
 }
 
 // TestChargeRevertedByRevokeInSameBlock: the payer's revocation lands just
