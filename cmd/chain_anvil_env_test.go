@@ -44,6 +44,7 @@ type anvilLive struct {
 	key         string // the live secret key
 	listen      string
 	confs       string
+	serveArgs   []string // more flags for serve
 	srv         *server
 	h           liveHTTP
 }
@@ -51,9 +52,9 @@ type anvilLive struct {
 // newAnvilLive sets live mode up on a fresh Anvil and starts serve on it
 // with the given confirmations; serve's node URL is rpcURL(node) when
 // rpcURL is not nil (a proxy in front of the node), else the node's.
-func newAnvilLive(t *testing.T, confirmations string, rpcURL func(*anvil) string) *anvilLive {
+func newAnvilLive(t *testing.T, confirmations string, rpcURL func(*anvil) string, serveArgs ...string) *anvilLive {
 	t.Helper()
-	e := &anvilLive{t: t, ctx: context.Background(), node: startAnvil(t), dir: t.TempDir(), confs: confirmations}
+	e := &anvilLive{t: t, ctx: context.Background(), node: startAnvil(t), dir: t.TempDir(), confs: confirmations, serveArgs: serveArgs}
 	ctx := e.ctx
 	e.relayerFile = filepath.Join(e.dir, "relayer.key")
 	if err := os.WriteFile(e.relayerFile, []byte("0x"+anvilRelayerKey+"\n"), 0o600); err != nil {
@@ -126,10 +127,10 @@ func newAnvilLive(t *testing.T, confirmations string, rpcURL func(*anvil) string
 // it is ready.
 func (e *anvilLive) startServe(rpcURL string) {
 	e.t.Helper()
-	e.srv = startServe(e.t, "--database-url", e.db, "--listen", e.listen, "--chain-rpc-url", rpcURL, "--usdc-address", e.usdc.Hex(),
+	e.srv = startServe(e.t, append([]string{"--database-url", e.db, "--listen", e.listen, "--chain-rpc-url", rpcURL, "--usdc-address", e.usdc.Hex(),
 		"--plan-manager-address", e.pm, "--relayer-key-file", e.relayerFile, "--confirmations", e.confs,
 		// The waits poll the event list faster than its budget.
-		"--rate-limits=false")
+		"--rate-limits=false"}, e.serveArgs...)...)
 	srv := e.srv
 	waitUntil(e.t, "serve", 30*time.Second, func() bool {
 		select {
