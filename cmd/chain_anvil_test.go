@@ -62,7 +62,11 @@ const (
 	anvilRelayerKey  = "59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d"
 )
 
-func startAnvil(t *testing.T) *anvil {
+func startAnvil(t *testing.T) *anvil { return startAnvilWith(t, "--chain-id", "31337") }
+
+// startAnvilWith starts Anvil on a free loopback port with more flags
+// (a --chain-id among them: Anvil's default is 31337).
+func startAnvilWith(t *testing.T, args ...string) *anvil {
 	t.Helper()
 	bin := anvilBin(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -71,7 +75,7 @@ func startAnvil(t *testing.T) *anvil {
 	}
 	port := ln.Addr().(*net.TCPAddr).Port
 	ln.Close()
-	cmd := exec.Command(bin, "--host", "127.0.0.1", "--port", fmt.Sprint(port), "--chain-id", "31337", "--silent")
+	cmd := exec.Command(bin, append([]string{"--host", "127.0.0.1", "--port", fmt.Sprint(port), "--silent"}, args...)...)
 	cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
