@@ -26,6 +26,7 @@ import (
 	"github.com/ethereum/go-ethereum/signer/core/apitypes"
 
 	"github.com/tollgatehq/tollgate/internal/chain"
+	"github.com/tollgatehq/tollgate/internal/chain/chaintest"
 )
 
 // anvilBin finds Anvil: the copy pinned by testdata/anvil/package-lock.json
@@ -226,33 +227,34 @@ func TestAnvilLiveMode(t *testing.T) {
 	}
 
 	// Refunds from the merchant's wallet: the typed data printed, signed
-	// elsewhere and passed back; then a hot refund key.
+	// elsewhere (by ethers, then by viem, as wallets built on them would)
+	// and passed back; then a hot refund key.
 	_, paidInv := h.do("GET", "/v1/invoices/"+invID, e.key, "")
 	payID, _ := paidInv["payment_id"].(string)
 	chainArgs := e.chainArgs()
+	sg := chaintest.StartSigners(t, chaintest.WalletDir(t, filepath.Join("..", "daemon", "testdata", "wallet")))
 	before, _ := token.BalanceOf(ctx, crypto.PubkeyToAddress(payer.PublicKey))
-	code, out, errOut := run(append([]string{"admin", "refund", payID, "--amount", "2000000"}, chainArgs...)...)
-	var td apitypes.TypedData
-	if err := json.Unmarshal([]byte(out), &td); code != 0 || err != nil || td.PrimaryType != "TransferWithAuthorization" {
-		t.Fatalf("refund typed data: %d %q %s", code, out, errOut)
+	for _, signer := range chaintest.SignerNames {
+		code, out, errOut := run(append([]string{"admin", "refund", payID, "--amount", "1000000"}, chainArgs...)...)
+		var td apitypes.TypedData
+		if err := json.Unmarshal([]byte(out), &td); code != 0 || err != nil || td.PrimaryType != "TransferWithAuthorization" || strings.Contains(out, "salt") {
+			t.Fatalf("refund typed data: %d %q %s", code, out, errOut)
+		}
+		rsig := sg.MustSign(signer, merchant, json.RawMessage(out))
+		code, out, errOut = run(append([]string{"admin", "refund", payID, "--amount", "1000000", "--signature", rsig,
+			"--valid-before", fmt.Sprint(td.Message["validBefore"]), "--json"}, chainArgs...)...)
+		if code != 0 || !strings.Contains(out, `"status": "pending"`) {
+			t.Fatalf("refund with --signature by %s: %d %q %s", signer, code, out, errOut)
+		}
 	}
-	rsig, err := chain.SignTypedData(merchant, td)
-	if err != nil {
-		t.Fatal(err)
-	}
-	code, out, errOut = run(append([]string{"admin", "refund", payID, "--amount", "2000000", "--signature", hexutil.Encode(rsig),
-		"--valid-before", fmt.Sprint(td.Message["validBefore"]), "--json"}, chainArgs...)...)
-	if code != 0 || !strings.Contains(out, `"status": "pending"`) {
-		t.Fatalf("refund with --signature: %d %q %s", code, out, errOut)
-	}
-	code, out, errOut = run(append([]string{"admin", "refund", payID, "--amount", "3000000", "--key-file",
+	code, out, errOut := run(append([]string{"admin", "refund", payID, "--amount", "3000000", "--key-file",
 		writeKey(t, e.dir, hexutil.Encode(crypto.FromECDSA(merchant))[2:]), "--json"}, chainArgs...)...)
 	if code != 0 || !strings.Contains(out, `"status": "pending"`) {
 		t.Fatalf("refund with --key-file: %d %q %s", code, out, errOut)
 	}
-	waitUntil(t, "refund.succeeded twice", 60*time.Second, func() bool {
+	waitUntil(t, "refund.succeeded three times", 60*time.Second, func() bool {
 		node.mine()
-		return h.events("refund.succeeded") == 2
+		return h.events("refund.succeeded") == 3
 	})
 	if after, _ := token.BalanceOf(ctx, crypto.PubkeyToAddress(payer.PublicKey)); after.Int64()-before.Int64() != 5_000_000 {
 		t.Fatalf("the payer got %d back", after.Int64()-before.Int64())
