@@ -12,6 +12,7 @@ import (
 	"github.com/tollgatehq/tollgate/internal/apperr"
 	"github.com/tollgatehq/tollgate/internal/chain"
 	"github.com/tollgatehq/tollgate/internal/chain/relayer"
+	"github.com/tollgatehq/tollgate/internal/chainrail"
 	"github.com/tollgatehq/tollgate/internal/checkout"
 	"github.com/tollgatehq/tollgate/internal/fields"
 	"github.com/tollgatehq/tollgate/internal/plans"
@@ -78,7 +79,7 @@ func (s *Server) checkoutRevokePage(w http.ResponseWriter, r *http.Request) {
 		s.revocationTerms(w, r, id)
 		return
 	}
-	v, err := s.revokeView(r.Context(), id)
+	v, err := s.revokeView(r.Context(), id, r.URL.Query().Get("deadline"))
 	status := http.StatusOK
 	switch {
 	case err != nil:
@@ -141,7 +142,7 @@ func (s *Server) checkoutRevoke(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	out := revocationAnswer{Object: "checkout_revocation", Status: "pending", Subscription: x.ID,
-		ReceiptURL: "/checkout/" + url.PathEscape(x.ID) + "/revoke"}
+		ReceiptURL: "/checkout/" + url.PathEscape(x.ID) + "/revoke?deadline=" + deadline.String()}
 	_, err = s.onchain.Revoke(ctx, x.Scope(), *x.AuthorizationKey, deadline, sig)
 	if f := asChainFailure(err); f != nil && f.Reason == chain.AuthorizationRevoked {
 		out.Status = "revoked"
@@ -193,8 +194,9 @@ func parseRevocation(body []byte) (*common.Address, *big.Int, []byte, error) {
 }
 
 // revokeView is the revoke page: the subscription's (or the plan's) page
-// with the section that signs the revocation.
-func (s *Server) revokeView(ctx context.Context, id string) (checkoutView, error) {
+// with the section that signs the revocation; deadline, from the page's
+// own POST, names the revocation submitted, to show how it stands.
+func (s *Server) revokeView(ctx context.Context, id, deadline string) (checkoutView, error) {
 	var v checkoutView
 	var x *subscriptions.Subscription
 	switch {
@@ -221,9 +223,13 @@ func (s *Server) revokeView(ctx context.Context, id string) (checkoutView, error
 	lv := &liveView{Kind: "revoke", AuthorizationURL: "/checkout/" + url.PathEscape(id) + "/revoke", Network: s.onchain.Network(),
 		ChainID: s.onchain.ChainID(), Confirmations: s.onchain.Confirmations(), Script: s.checkout.liveScript}
 	if x != nil {
-		st, ok, err := s.onchain.CustomerState(ctx, x.Scope(), "revoke", *x.AuthorizationKey)
-		if err != nil {
-			return v, err
+		var st relayer.Settlement
+		var ok bool
+		if d, good := new(big.Int).SetString(deadline, 10); good && d.Sign() > 0 && d.BitLen() <= 256 {
+			var err error
+			if st, ok, err = s.onchain.CustomerState(ctx, x.Scope(), chainrail.RevocationKey(*x.AuthorizationKey, d)); err != nil {
+				return v, err
+			}
 		}
 		switch {
 		case !x.Live():

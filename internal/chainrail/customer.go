@@ -109,7 +109,7 @@ func (r *Rail) Revoke(ctx context.Context, s tenant.Scope, key string, deadline 
 		return relayer.Settlement{}, err
 	}
 	call := r.plans.RevokeCall(p, deadline, sig)
-	st, err := r.relayer.Submit(ctx, relayerKey(s, "revoke:"+key), call)
+	st, err := r.relayer.Submit(ctx, relayerKey(s, RevocationKey(key, deadline)), call)
 	if err != nil {
 		return relayer.Settlement{}, err
 	}
@@ -157,7 +157,9 @@ func (r *Rail) RenewPermit(ctx context.Context, s tenant.Scope, key string, capP
 	if err := r.checkSigned(ctx, p.Payer, digest, in.Signature, in.Deadline); err != nil {
 		return relayer.Settlement{}, err
 	}
-	st, err := r.relayer.Submit(ctx, relayerKey(s, fmt.Sprintf("permit:%s:%s", key, nonce)), r.token.PermitCall(permit, in.Signature))
+	// One transaction per signed permit: a permit that reverted (its
+	// deadline passed on the way) leaves the nonce to the next one.
+	st, err := r.relayer.Submit(ctx, relayerKey(s, fmt.Sprintf("permit:%s:%s:%s", key, nonce, in.Deadline)), r.token.PermitCall(permit, in.Signature))
 	if err != nil {
 		return relayer.Settlement{}, err
 	}
@@ -220,10 +222,17 @@ func (r *Rail) Standing(ctx context.Context, s tenant.Scope, key string) (PlanSt
 	return out, nil
 }
 
-// CustomerState is a customer's own submission (a revocation or a permit)
-// as the relayer has it: pending, mined, confirmed, reverted or failed.
-func (r *Rail) CustomerState(ctx context.Context, s tenant.Scope, what, key string) (relayer.Settlement, bool, error) {
-	st, err := r.relayer.Status(ctx, relayerKey(s, what+":"+key))
+// RevocationKey names the revocation of the activation under key signed
+// with deadline: each signed revocation is its own transaction, so one
+// that reverted (its deadline passed before it was mined) leaves the way
+// open to the next.
+func RevocationKey(key string, deadline *big.Int) string { return "revoke:" + key + ":" + deadline.String() }
+
+// CustomerState is a customer's own submission under key (RevocationKey)
+// as the relayer has it: pending, mined, confirmed, reverted or failed;
+// ok=false when there is none.
+func (r *Rail) CustomerState(ctx context.Context, s tenant.Scope, key string) (relayer.Settlement, bool, error) {
+	st, err := r.relayer.Status(ctx, relayerKey(s, key))
 	if apperr.CodeOf(err) == apperr.ResourceNotFound {
 		return relayer.Settlement{}, false, nil
 	}
