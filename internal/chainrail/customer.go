@@ -226,7 +226,9 @@ func (r *Rail) Standing(ctx context.Context, s tenant.Scope, key string) (PlanSt
 // with deadline: each signed revocation is its own transaction, so one
 // that reverted (its deadline passed before it was mined) leaves the way
 // open to the next.
-func RevocationKey(key string, deadline *big.Int) string { return "revoke:" + key + ":" + deadline.String() }
+func RevocationKey(key string, deadline *big.Int) string {
+	return "revoke:" + key + ":" + deadline.String()
+}
 
 // CustomerState is a customer's own submission under key (RevocationKey)
 // as the relayer has it: pending, mined, confirmed, reverted or failed;
