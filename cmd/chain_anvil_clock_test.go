@@ -30,16 +30,6 @@ func (e *anvilLive) await(what string, cond func() bool) {
 	}
 }
 
-// chainNow is the newest block's time.
-func (e *anvilLive) chainNow() time.Time {
-	e.t.Helper()
-	h, err := e.node.eth.HeaderByNumber(e.ctx, nil)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return time.Unix(int64(h.Time), 0)
-}
-
 // allowance is what payer still lets the plan manager draw.
 func (e *anvilLive) allowance(payer common.Address) int64 {
 	e.t.Helper()
