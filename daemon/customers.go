@@ -3,11 +3,23 @@ package daemon
 import (
 	"net/http"
 
+	"github.com/tollgatehq/tollgate/internal/apispec"
 	"github.com/tollgatehq/tollgate/internal/auth"
 	"github.com/tollgatehq/tollgate/internal/customers"
-	"github.com/tollgatehq/tollgate/internal/page"
-	"github.com/tollgatehq/tollgate/internal/subscriptions"
+	"github.com/tollgatehq/tollgate/internal/ratelimit"
+	"github.com/tollgatehq/tollgate/internal/wire"
 )
+
+// customerOperations are reads of one customer.
+func customerOperations() []operation {
+	return []operation{{
+		pattern: "GET /v1/customers/{customer}", class: ratelimit.ClassList, rest: (*Server).getCustomer,
+		doc: apispec.Operation{ID: "getCustomer", Tag: "Customers", Summary: "Get a customer",
+			Params:    []apispec.Param{{Name: "customer", In: "path", Doc: "The customer's id (cus_…) or your external_customer_id."}},
+			Responses: ok[wire.Customer]("The customer."),
+			Errors:    []apispec.ErrorCase{unknownCustomerPath}},
+	}}
+}
 
 // getCustomer serves GET /v1/customers/{id}: {id} is a cus_ id or the
 // merchant's external_customer_id.
@@ -18,16 +30,4 @@ func (s *Server) getCustomer(w http.ResponseWriter, r *http.Request, p auth.Prin
 	}
 	writeJSON(w, http.StatusOK, c.Wire())
 	return nil
-}
-
-// listSubscriptionsOf serves GET /v1/subscriptions: with customer_id, that
-// customer's subscriptions only; without, every subscription.
-func (s *Server) listSubscriptionsOf(w http.ResponseWriter, r *http.Request, p auth.Principal) error {
-	if !r.URL.Query().Has("customer_id") {
-		return s.listSubscriptions(w, r, p)
-	}
-	customerID := r.URL.Query().Get("customer_id")
-	return list(w, r, func(params page.Params) (page.Result[subscriptions.Subscription], error) {
-		return subscriptions.ListForCustomer(r.Context(), s.db, p.Scope, customerID, params)
-	}, subscriptions.Subscription.Wire)
 }

@@ -176,7 +176,7 @@ func (s *Server) runTool(ctx context.Context, t tool, p MCPPrincipal, raw json.R
 		}
 		args = o
 	}
-	return t.run(s, toolCall{ctx: ctx, p: p.Principal, args: args})
+	return t.run(s, &call{ctx: ctx, p: p.Principal, args: args})
 }
 
 // serveMCP serves POST /api/mcp.

@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"math"
 	"net/http"
+	"slices"
 	"strconv"
 	"time"
 
@@ -121,7 +122,9 @@ type route struct {
 	compress bool
 }
 
-// routes is the one route table.
+// routes are the rows of the REST server that are not API operations:
+// health, metrics, the hosted checkout, and the answers to paths and
+// methods that name nothing.
 func (s *Server) routes() []route {
 	return []route{
 		{pattern: "GET /healthz", plain: s.healthz},
@@ -129,33 +132,6 @@ func (s *Server) routes() []route {
 		{pattern: "GET /metrics", plain: s.metricsHandler, compress: true},
 		{pattern: "GET /checkout/{id}", plain: s.checkoutPage, missing: s.checkoutNotFound},
 
-		{pattern: "POST /v1/invoices", class: ratelimit.ClassCreate, creates: true, api: s.createInvoice},
-		{pattern: "GET /v1/invoices", class: ratelimit.ClassList, api: s.listInvoices, compress: true},
-		{pattern: "POST /v1/meters", class: ratelimit.ClassCatalog, creates: true, api: s.createMeter},
-		{pattern: "GET /v1/meters", class: ratelimit.ClassList, api: s.listMeters, compress: true},
-		{pattern: "POST /v1/credit_grants", class: ratelimit.ClassCreate, creates: true, api: s.createCreditGrant},
-		{pattern: "POST /v1/credit_debits", class: ratelimit.ClassDebit, creates: true, api: s.createCreditDebit},
-		{pattern: "GET /v1/customers/{customer}/credit_balance", class: ratelimit.ClassCreditBalance, api: s.getCreditBalance},
-		{pattern: "GET /v1/payments", class: ratelimit.ClassList, api: s.listPayments, compress: true},
-		{pattern: "GET /v1/subscriptions", class: ratelimit.ClassList, api: s.listSubscriptionsOf, compress: true},
-		{pattern: "GET /v1/events", class: ratelimit.ClassList, api: s.listEvents, compress: true},
-		{pattern: "POST /v1/features", class: ratelimit.ClassCatalog, creates: true, api: s.createFeature},
-		{pattern: "POST /v1/meter-events", class: ratelimit.ClassMeterEvents, creates: true, api: s.createMeterEvents},
-		{pattern: "POST /v1/entitlement_grants", class: ratelimit.ClassCreate, creates: true, api: s.createEntitlementGrant},
-		{pattern: "GET /v1/customers/{customer}", class: ratelimit.ClassList, api: s.getCustomer},
-		{pattern: "GET /v1/customers/{customer}/entitlements/{feature_key}", class: ratelimit.ClassEntitlementCheck, api: s.checkEntitlement},
-
-		// The money path: plans, reads of one object, invoice
-		// voiding, subscription cancel and upcoming charge, test clocks.
-		{pattern: "POST /v1/plans", class: ratelimit.ClassCreate, creates: true, api: s.createPlan},
-		{pattern: "GET /v1/invoices/{id}", class: ratelimit.ClassList, api: s.getInvoice},
-		{pattern: "POST /v1/invoices/{id}/void", class: ratelimit.ClassCreate, creates: true, api: s.voidInvoice},
-		{pattern: "GET /v1/payments/{id}", class: ratelimit.ClassList, api: s.getPayment},
-		{pattern: "GET /v1/subscriptions/{id}", class: ratelimit.ClassList, api: s.getSubscription},
-		{pattern: "POST /v1/subscriptions/{id}/cancel", class: ratelimit.ClassCreate, creates: true, api: s.cancelSubscription},
-		{pattern: "GET /v1/subscriptions/{id}/upcoming", class: ratelimit.ClassList, api: s.upcomingCharge},
-		{pattern: "GET /v1/test_helpers/clock", class: ratelimit.ClassList, api: s.getTestClock},
-		{pattern: "POST /v1/test_helpers/clock/advance", class: ratelimit.ClassCreate, creates: true, api: s.advanceTestClock},
 		{pattern: "POST /checkout/{id}/pay", plain: s.checkoutPay, missing: s.checkoutNotFound},
 		// Live mode's wallet checkout (checkout_live.go).
 		{pattern: "GET /checkout/{id}/authorization", plain: s.checkoutAuthorizationTerms},
@@ -176,10 +152,15 @@ func (s *Server) routes() []route {
 	}
 }
 
-// allRoutes is the route table: the REST API's rows, the authorization
-// server's, and the tool server's with the API description.
+// allRoutes is the route table: the API's operations (operations.go), the
+// other rows of the REST server, the authorization server's, and the tool
+// server's with the API description.
 func (s *Server) allRoutes() []route {
-	return append(append(s.routes(), s.oauthRoutes()...), s.toolRoutes()...)
+	var rows []route
+	for _, o := range apiOperations() {
+		rows = append(rows, o.route(s))
+	}
+	return append(append(append(rows, s.routes()...), s.oauthRoutes()...), s.toolRoutes()...)
 }
 
 // route adapts a table row to an http.Handler: route labelling, the checks
@@ -221,7 +202,7 @@ func (s *Server) route(rt route) http.Handler {
 			return
 		}
 		if err := rt.api(w, r, p); err != nil {
-			writeError(w, r, s.log, err)
+			writeError(w, r, s.log, inPath(segments, err))
 		}
 	})
 }
@@ -298,4 +279,15 @@ func unknownResource(w http.ResponseWriter, r *http.Request, _ auth.Principal) e
 
 func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {
 	s.refuse(w, r, apperr.New(apperr.ResourceNotFound, "no such path: %s", r.URL.Path))
+}
+
+// inPath makes unknown_customer a 404 on a route whose path names the
+// customer: the domain reports the code alone, and the same code is 400
+// when a request's body names the customer.
+func inPath(segments []string, err error) error {
+	e, ok := apperr.As(err)
+	if !ok || e.Code != apperr.UnknownCustomer || e.Status != 0 || !slices.Contains(segments, "customer") {
+		return err
+	}
+	return &apperr.Error{Code: e.Code, Status: http.StatusNotFound, Message: e.Message}
 }

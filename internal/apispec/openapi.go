@@ -225,18 +225,6 @@ func (d *Document) Webhook(eventType, doc string, data reflect.Type) {
 	}}
 }
 
-// Paths returns the described routes as "METHOD /path", sorted.
-func (d *Document) Paths() []string {
-	var out []string
-	for p, ops := range d.paths {
-		for m := range ops {
-			out = append(out, strings.ToUpper(m)+" "+p)
-		}
-	}
-	sort.Strings(out)
-	return out
-}
-
 // JSON returns the OpenAPI 3.1 document.
 func (d *Document) JSON() ([]byte, error) {
 	schemas := map[string]any{"Error": ErrorSchema()}

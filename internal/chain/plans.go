@@ -210,9 +210,3 @@ func (m *PlanManager) RevokeCall(p Plan, deadline *big.Int, signature []byte) Ca
 func (m *PlanManager) Preflight(ctx context.Context, operator common.Address, c Call) error {
 	return simulate(ctx, m.b, operator, c)
 }
-
-// Simulate runs any call with eth_call from `from`, returning a *Failure
-// with the revert reason when it would revert.
-func Simulate(ctx context.Context, b Backend, from common.Address, c Call) error {
-	return simulate(ctx, b, from, c)
-}

@@ -56,11 +56,12 @@ func Get(ctx context.Context, q store.Querier, s tenant.Scope, customerID string
 	return c, store.Translate(err)
 }
 
-// GetForPath is Get for a customer id taken from a URL path: unknown is 404.
+// GetForPath is Get for a customer id taken from a URL path: the message
+// names no field (the daemon makes it a 404).
 func GetForPath(ctx context.Context, q store.Querier, s tenant.Scope, customerID string) (Customer, error) {
 	c, err := Get(ctx, q, s, customerID)
 	if e, ok := apperr.As(err); ok && e.Code == apperr.UnknownCustomer {
-		return c, &apperr.Error{Code: apperr.UnknownCustomer, Status: 404, Message: "no customer " + strconv.Quote(apperr.Clip(customerID))}
+		return c, &apperr.Error{Code: apperr.UnknownCustomer, Message: "no customer " + strconv.Quote(apperr.Clip(customerID))}
 	}
 	return c, err
 }

@@ -12,8 +12,8 @@ import (
 // Lookup returns the scope's customer named by idOrExternal: the customer
 // with that cus_ id, or else the one with that external_customer_id (an id
 // match wins when a merchant's external id happens to look like another
-// customer's id). It never creates a customer. Returns unknown_customer with
-// status 404 (the value comes from a URL path) when neither matches.
+// customer's id). It never creates a customer. Returns unknown_customer
+// when neither matches.
 func Lookup(ctx context.Context, q store.Querier, s tenant.Scope, idOrExternal string) (Customer, error) {
 	var rows []Customer
 	err := q.SelectContext(ctx, &rows, `SELECT `+columns+` FROM customers
@@ -23,7 +23,7 @@ func Lookup(ctx context.Context, q store.Querier, s tenant.Scope, idOrExternal s
 		return Customer{}, store.Translate(err)
 	}
 	if len(rows) == 0 {
-		return Customer{}, &apperr.Error{Code: apperr.UnknownCustomer, Status: 404, Message: "no customer with id or external_customer_id " + quote(apperr.Clip(idOrExternal))}
+		return Customer{}, &apperr.Error{Code: apperr.UnknownCustomer, Message: "no customer with id or external_customer_id " + quote(apperr.Clip(idOrExternal))}
 	}
 	return rows[0], nil
 }

@@ -114,7 +114,7 @@ func Check(ctx context.Context, q store.Querier, s tenant.Scope, customerID, fea
 
 func evaluate(r checkRow, s tenant.Scope, customerID, featureKey string, now time.Time) (Result, error) {
 	if r.CustomerID == nil {
-		return Result{}, &apperr.Error{Code: apperr.UnknownCustomer, Status: 404, Message: "no customer " + strconv.Quote(apperr.Clip(customerID))}
+		return Result{}, &apperr.Error{Code: apperr.UnknownCustomer, Message: "no customer " + strconv.Quote(apperr.Clip(customerID))}
 	}
 	if r.FeatureID == nil {
 		return Result{}, apperr.New(apperr.UnknownFeature, "no feature %q in this account and mode", featureKey)

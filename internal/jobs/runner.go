@@ -167,10 +167,6 @@ func (r *Runner) stopping() bool {
 	}
 }
 
-// Context is the context in-flight work runs under: it outlives Stop's
-// call until Stop gives up waiting.
-func (r *Runner) Context() context.Context { return r.ctx }
-
 // errUnknownJob is returned by Drain for a name no job has.
 var errUnknownJob = errors.New("jobs: no such job")
 

@@ -118,15 +118,3 @@ func TrackWindow(ctx context.Context, q store.Querier, s tenant.Scope, customerI
 	_, err = q.ExecContext(ctx, trackSQL, s.MerchantID, s.Mode, customerID, meterID, owner, since)
 	return store.Translate(err)
 }
-
-// ReadWindow returns owner's window; ok=false when there is none.
-func ReadWindow(ctx context.Context, q store.Querier, s tenant.Scope, customerID, meterID, owner string) (Window, bool, error) {
-	var ws []Window
-	err := q.SelectContext(ctx, &ws, `SELECT since, event_count, value_sum, value_max, last_value, last_at FROM usage_windows
-		WHERE merchant_id = $1 AND mode = $2 AND customer_id = $3 AND meter_id = $4 AND owner = $5`,
-		s.MerchantID, s.Mode, customerID, meterID, owner)
-	if err != nil || len(ws) == 0 {
-		return Window{}, false, store.Translate(err)
-	}
-	return ws[0], true, nil
-}

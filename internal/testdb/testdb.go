@@ -94,15 +94,6 @@ func New(t testing.TB) string {
 	return DatabaseURL(adminURL, name)
 }
 
-// Server returns the admin URL of the server, for tests that need CREATE
-// DATABASE or server-wide settings. Databases a test creates there are its
-// own to drop.
-func Server(t testing.TB) string {
-	t.Helper()
-	mustServer(t)
-	return adminURL
-}
-
 // DatabaseURL returns url (a postgres:// URL or a lib/pq key=value string)
 // pointed at database db.
 func DatabaseURL(u, db string) string {
