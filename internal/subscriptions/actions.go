@@ -112,6 +112,61 @@ func (b *Biller) decide(x Subscription, q *big.Int) (*action, error) {
 	return a, nil
 }
 
+// inOrder returns the leading actions (claimed oldest due first) that can
+// run now without any event coming out of time order: those due no later
+// than the earliest time one of them can make its subscription due again.
+// A monthly subscription expiring on the 27th waits while a weekly one
+// renews on the 11th, 18th and 25th. The first action is always taken,
+// since no action makes its subscription due before its own time.
+func (b *Biller) inOrder(actions []*action) []*action {
+	horizon := b.nextDue(actions[0])
+	for _, a := range actions[1:] {
+		if n := b.nextDue(a); n.Before(horizon) {
+			horizon = n
+		}
+	}
+	n := 0
+	for n < len(actions) && !actions[n].at.After(horizon) {
+		n++
+	}
+	return actions[:n]
+}
+
+// nextDue is the earliest the subscription can fall due again after a,
+// whatever the charge's outcome (see outcome); far in the future when it
+// cannot.
+func (b *Biller) nextDue(a *action) time.Time {
+	next := time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
+	earlier := func(t time.Time) {
+		if t.Before(next) {
+			next = t
+		}
+	}
+	if a.after.NextActionAt != nil {
+		earlier(*a.after.NextActionAt)
+	}
+	if a.charge == nil {
+		return next
+	}
+	if rl, ok := b.Rail(a.x.Mode); !ok || !isLocal(rl) {
+		// A rail outside the database may answer pending.
+		earlier(a.at.Add(pendingRecheck))
+	}
+	switch {
+	case a.final:
+	case a.x.Status == Active:
+		earlier(a.at.Add(b.Policy.Dunning[0]))
+	case a.x.FailedAt != nil && a.x.Retries+1 < len(b.Policy.Dunning):
+		earlier(a.x.FailedAt.Add(b.Policy.Dunning[a.x.Retries+1]))
+	}
+	return next
+}
+
+func isLocal(rl rail.Rail) bool {
+	_, ok := rl.(rail.Local)
+	return ok
+}
+
 // roll moves the planned state to the next period.
 func (a *action) roll() {
 	a.after.PeriodIndex++

@@ -54,8 +54,8 @@ type Biller struct {
 // them FOR UPDATE SKIP LOCKED so replicas share the work; more is true when
 // the batch was full.
 func (b *Biller) Step(ctx context.Context, wall time.Time) (more bool, err error) {
-	n, err := b.step(ctx, claimDue, b.batch(), wall)
-	return n == b.batch(), err
+	_, more, err = b.step(ctx, claimDue, b.batch(), wall)
+	return more, err
 }
 
 // CatchUp acts, in time order, on every subscription of the scope due up to
@@ -64,7 +64,7 @@ func (b *Biller) Step(ctx context.Context, wall time.Time) (more bool, err error
 // the scope is due up to upTo.
 func (b *Biller) CatchUp(ctx context.Context, s tenant.Scope, upTo time.Time) error {
 	for {
-		n, err := b.step(ctx, claimScope, b.batch(), s.MerchantID, s.Mode, upTo)
+		n, _, err := b.step(ctx, claimScope, b.batch(), s.MerchantID, s.Mode, upTo)
 		if err != nil || n == 0 {
 			return err
 		}
@@ -107,16 +107,19 @@ const (
 // step claims a batch with claim, decides each subscription's action at its
 // due time, settles the charges on the rail, and records the outcomes, in
 // one transaction (the rail keeps its own ledger; asking it again after a
-// crash answers the same settlements).
-func (b *Biller) step(ctx context.Context, claim string, args ...any) (int, error) {
-	claimed := 0
-	err := b.DB.InTx(ctx, func(tx *store.Tx) error {
+// crash answers the same settlements). Only the actions due before any
+// acted-on subscription can fall due again are taken (see inOrder); the
+// rest stay due for the next step. n counts the actions taken; more is
+// true when anything may be left: the claim was full or some of it was
+// left.
+func (b *Biller) step(ctx context.Context, claim string, args ...any) (n int, more bool, err error) {
+	err = b.DB.InTx(ctx, func(tx *store.Tx) error {
 		var xs []Subscription
 		if err := tx.SelectContext(ctx, &xs, claim, args...); err != nil {
 			return err
 		}
-		claimed = len(xs)
-		if claimed == 0 {
+		more = len(xs) == b.batch()
+		if len(xs) == 0 {
 			return nil
 		}
 		usage, err := periodUsage(ctx, tx, xs)
@@ -131,12 +134,14 @@ func (b *Biller) step(ctx context.Context, claim string, args ...any) (int, erro
 			}
 			actions = append(actions, a)
 		}
-		if err := b.settle(ctx, actions); err != nil {
+		taken := b.inOrder(actions)
+		n, more = len(taken), more || len(taken) < len(actions)
+		if err := b.settle(ctx, taken); err != nil {
 			return err
 		}
-		return b.record(ctx, tx, actions)
+		return b.record(ctx, tx, taken)
 	})
-	return claimed, err
+	return n, more, err
 }
 
 // periodUsage rates nothing: it reads, in one query, the usage of each
