@@ -101,7 +101,7 @@ func TestCreditGrantsAndDebits(t *testing.T) {
 	}
 
 	// A customer without a credit account.
-	other, err := customers.Upsert(ctx, b.db, scope, "no-account")
+	other, err := customers.Upsert(ctx, b.db, scope, "no-account", time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}

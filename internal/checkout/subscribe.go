@@ -96,13 +96,17 @@ func (e Env) subscribeTx(ctx context.Context, tx *store.Tx, planID string, in In
 		out.remote = rl
 		return out, nil
 	}
-	c, err := customers.Upsert(ctx, tx, s, externalID(in, out.who))
+	payee, now, err := e.terms(ctx, tx, s, nil)
+	if err != nil {
+		return out, err
+	}
+	c, err := customers.Upsert(ctx, tx, s, externalID(in, out.who), now)
 	if err != nil {
 		return out, err
 	}
 	// No look for a live subscription first: recording one finds it
 	// (already_subscribed), and the settlement made here rolls back with it.
-	req, err := e.activationRequest(ctx, tx, s, p, c.ID, out.who)
+	req, err := e.activationRequest(ctx, tx, s, p, c.ID, out.who, payee, now)
 	if err != nil {
 		return out, err
 	}
@@ -127,7 +131,13 @@ func (e Env) subscribeTx(ctx context.Context, tx *store.Tx, planID string, in In
 func (e Env) subscribeRemote(ctx context.Context, a activation, in Input) (rail.Settlement, subscriptions.Subscription, error) {
 	p := a.plan
 	s := p.Scope()
-	c, err := customers.Upsert(ctx, e.DB, s, externalID(in, a.who))
+	payee, now, err := e.terms(ctx, e.DB, s, nil)
+	if err != nil {
+		return rail.Settlement{}, subscriptions.Subscription{}, err
+	}
+	// The customer is recorded before the rail is asked: its id is in the
+	// activation's key, which a retry after a crash must find again.
+	c, err := customers.Upsert(ctx, e.DB, s, externalID(in, a.who), now)
 	if err != nil {
 		return rail.Settlement{}, subscriptions.Subscription{}, err
 	}
@@ -137,7 +147,7 @@ func (e Env) subscribeRemote(ctx context.Context, a activation, in Input) (rail.
 		}
 		return rail.Settlement{}, subscriptions.Subscription{}, err
 	}
-	req, err := e.activationRequest(ctx, e.DB, s, p, c.ID, a.who)
+	req, err := e.activationRequest(ctx, e.DB, s, p, c.ID, a.who, payee, now)
 	if err != nil {
 		return rail.Settlement{}, subscriptions.Subscription{}, err
 	}
@@ -173,13 +183,10 @@ func (e Env) RecordActivation(ctx context.Context, tx *store.Tx, p plans.Plan, c
 
 // activationRequest is the rail request activating customerID's
 // subscription to p: with the first period's charge for a licensed plan,
-// none for a metered one (it only authorizes at checkout).
-func (e Env) activationRequest(ctx context.Context, q store.Querier, s tenant.Scope, p plans.Plan, customerID, who string) (rail.Request, error) {
+// none for a metered one (it only authorizes at checkout), paying payee at
+// now (the terms).
+func (e Env) activationRequest(ctx context.Context, q store.Querier, s tenant.Scope, p plans.Plan, customerID, who, payee string, now time.Time) (rail.Request, error) {
 	n, err := subscriptions.ActivationIndex(ctx, q, p, customerID)
-	if err != nil {
-		return rail.Request{}, err
-	}
-	payee, now, err := e.terms(ctx, q, s, nil)
 	if err != nil {
 		return rail.Request{}, err
 	}

@@ -80,8 +80,8 @@ const subscribeBatchSQL = `WITH v AS (
 				WHERE w.merchant_id = v.merchant_id AND w.mode = v.mode AND w.replaced_at IS NULL) IS NOT DISTINCT FROM v.wallet
 			AND (SELECT c.ahead_us FROM test_clocks c WHERE c.merchant_id = v.merchant_id) IS NOT DISTINCT FROM v.ahead_us)
 	), cus AS (
-		INSERT INTO customers (merchant_id, mode, id, external_customer_id)
-		SELECT merchant_id, mode, customer_id, ext FROM v WHERE is_new
+		INSERT INTO customers (merchant_id, mode, id, external_customer_id, created_at)
+		SELECT merchant_id, mode, customer_id, ext, at FROM v WHERE is_new
 		ON CONFLICT ON CONSTRAINT customers_external DO NOTHING RETURNING merchant_id, id
 	), sub AS (
 		INSERT INTO subscriptions (merchant_id, mode, id, plan_id, product_id, customer_id, payer, status,

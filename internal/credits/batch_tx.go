@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"time"
 	"unicode/utf8"
 
 	"github.com/lib/pq"
@@ -210,7 +211,7 @@ func (bt *batchTx) resolve(ctx context.Context) error {
 			// customers.Get's error, word for word.
 			bt.targets[i].err = apperr.New(apperr.UnknownCustomer, "customer_id: no customer %q", *r.ID)
 		case !ok:
-			c = customers.Customer{MerchantID: it.s.MerchantID, Mode: it.s.Mode, ID: id.New("cus"), ExternalID: r.ExternalID}
+			c = customers.Customer{MerchantID: it.s.MerchantID, Mode: it.s.Mode, ID: id.New("cus"), ExternalID: r.ExternalID, CreatedAt: it.now}
 			found[k] = c
 			bt.newCus = append(bt.newCus, c)
 			fallthrough
@@ -290,9 +291,9 @@ func (bt *batchTx) create(ctx context.Context) error {
 	slices.SortFunc(bt.newCus, func(a, b customers.Customer) int {
 		return cmp.Or(cmp.Compare(a.MerchantID, b.MerchantID), cmp.Compare(a.Mode, b.Mode), cmp.Compare(*a.ExternalID, *b.ExternalID))
 	})
-	cus, accts := newTuples(2), newTuples(2)
+	cus, accts := newTuples(3), newTuples(2)
 	for _, c := range bt.newCus {
-		cus.add(tenant.Scope{MerchantID: c.MerchantID, Mode: c.Mode}, c.ID, *c.ExternalID)
+		cus.add(tenant.Scope{MerchantID: c.MerchantID, Mode: c.Mode}, c.ID, *c.ExternalID, c.CreatedAt.UTC().Format(time.RFC3339Nano))
 	}
 	opened := make([]*ledger, 0, len(bt.openedBy))
 	for l := range bt.openedBy {
@@ -375,12 +376,12 @@ const lookupSQL = `SELECT c.* FROM unnest($1::text[], $2::text[], $3::text[]) AS
 
 // createSQL inserts customers and their accounts (batchTx.create).
 const createSQL = `WITH c AS (
-			INSERT INTO customers (merchant_id, mode, id, external_customer_id)
-			SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[])
+			INSERT INTO customers (merchant_id, mode, id, external_customer_id, created_at)
+			SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::timestamptz[])
 			ON CONFLICT ON CONSTRAINT customers_external DO NOTHING RETURNING 1
 		), a AS (
 			INSERT INTO credit_accounts (merchant_id, mode, id, customer_id)
-			SELECT * FROM unnest($5::text[], $6::text[], $7::text[], $8::text[])
+			SELECT * FROM unnest($6::text[], $7::text[], $8::text[], $9::text[])
 			ON CONFLICT ON CONSTRAINT credit_accounts_customer DO NOTHING RETURNING 1
 		)
 		SELECT (SELECT count(*) FROM c) AS customers, (SELECT count(*) FROM a) AS accounts`

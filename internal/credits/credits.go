@@ -167,7 +167,7 @@ func grant(ctx context.Context, q store.Querier, s tenant.Scope, in GrantInput, 
 		return GrantResult{}, err
 	}
 	reason := reasonOr(in.Reason, DefaultGrantReason)
-	c, _, err := customers.Resolve(ctx, q, s, in.Customer, true)
+	c, _, err := customers.Resolve(ctx, q, s, in.Customer, true, now)
 	if err != nil {
 		return GrantResult{}, err
 	}
@@ -275,7 +275,8 @@ func debitAccount(ctx context.Context, q store.Querier, s tenant.Scope, ref cust
 		}
 		return account{}, errNoAccountExt(ext)
 	}
-	c, _, err := customers.Resolve(ctx, q, s, ref, true)
+	// ref names an id here, so nothing is created and no time is needed.
+	c, _, err := customers.Resolve(ctx, q, s, ref, true, time.Time{})
 	if err != nil {
 		return account{}, err
 	}

@@ -52,7 +52,7 @@ func setup(t testing.TB) *fixture {
 // customer upserts a customer by external id and returns its id.
 func (f *fixture) customer(ext string) string {
 	f.t.Helper()
-	c, err := customers.Upsert(f.ctx, f.db, f.s, ext)
+	c, err := customers.Upsert(f.ctx, f.db, f.s, ext, time.Now())
 	if err != nil {
 		f.t.Fatal(err)
 	}

@@ -66,9 +66,10 @@ func GetForPath(ctx context.Context, q store.Querier, s tenant.Scope, customerID
 	return c, err
 }
 
-// Upsert returns the customer with externalID, creating it on first sight.
-// Concurrent upserts of one external id return the same customer.
-func Upsert(ctx context.Context, q store.Querier, s tenant.Scope, externalID string) (Customer, error) {
+// Upsert returns the customer with externalID, creating it on first sight
+// at now (the merchant's clock). Concurrent upserts of one external id
+// return the same customer.
+func Upsert(ctx context.Context, q store.Querier, s tenant.Scope, externalID string, now time.Time) (Customer, error) {
 	if externalID == "" || utf8.RuneCountInString(externalID) > MaxExternalIDLen {
 		return Customer{}, apperr.Field("external_customer_id", "must be 1 to %d characters", MaxExternalIDLen)
 	}
@@ -85,8 +86,8 @@ func Upsert(ctx context.Context, q store.Querier, s tenant.Scope, externalID str
 		if len(rows) == 1 {
 			return rows[0], nil
 		}
-		err = q.SelectContext(ctx, &rows, `INSERT INTO customers (merchant_id, mode, id, external_customer_id) VALUES ($1, $2, $3, $4)
-			ON CONFLICT ON CONSTRAINT customers_external DO NOTHING RETURNING `+columns, s.MerchantID, s.Mode, id.New("cus"), externalID)
+		err = q.SelectContext(ctx, &rows, `INSERT INTO customers (merchant_id, mode, id, external_customer_id, created_at) VALUES ($1, $2, $3, $4, $5)
+			ON CONFLICT ON CONSTRAINT customers_external DO NOTHING RETURNING `+columns, s.MerchantID, s.Mode, id.New("cus"), externalID, now)
 		if err != nil {
 			return Customer{}, store.Translate(err)
 		}
@@ -100,8 +101,9 @@ func Upsert(ctx context.Context, q store.Querier, s tenant.Scope, externalID str
 // Resolve turns a body reference into a customer: by id (which must exist,
 // else unknown_customer 400), else by external id (upserted). When both are
 // given they must name the same customer. required=false allows an empty
-// reference (ok=false); required=true makes it customer_required.
-func Resolve(ctx context.Context, q store.Querier, s tenant.Scope, r Ref, required bool) (c Customer, ok bool, err error) {
+// reference (ok=false); required=true makes it customer_required. A
+// customer created here is stamped now.
+func Resolve(ctx context.Context, q store.Querier, s tenant.Scope, r Ref, required bool, now time.Time) (c Customer, ok bool, err error) {
 	switch {
 	case r.ID != nil:
 		c, err = Get(ctx, q, s, *r.ID)
@@ -113,7 +115,7 @@ func Resolve(ctx context.Context, q store.Querier, s tenant.Scope, r Ref, requir
 		}
 		return c, true, nil
 	case r.ExternalID != nil:
-		c, err = Upsert(ctx, q, s, *r.ExternalID)
+		c, err = Upsert(ctx, q, s, *r.ExternalID, now)
 		return c, err == nil, err
 	case required:
 		return Customer{}, false, apperr.New(apperr.CustomerRequired, "customer_id or external_customer_id is required")

@@ -175,7 +175,7 @@ func GrantTx(ctx context.Context, tx *store.Tx, s tenant.Scope, in GrantInput, n
 			return GrantRecord{}, err
 		}
 	}
-	c, _, err := customers.Resolve(ctx, q, s, in.Customer, true)
+	c, _, err := customers.Resolve(ctx, q, s, in.Customer, true, now)
 	if err != nil {
 		return GrantRecord{}, err
 	}

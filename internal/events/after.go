@@ -17,7 +17,7 @@ import (
 // field.
 func Position(ctx context.Context, q store.Querier, s tenant.Scope, field, eventID string) (page.Cursor, error) {
 	var pos page.Cursor
-	err := q.QueryRowxContext(ctx, `SELECT created_at, seq FROM events WHERE merchant_id = $1 AND mode = $2 AND id = $3`,
+	err := q.QueryRowxContext(ctx, `SELECT `+feedTime(s)+`, seq FROM events WHERE merchant_id = $1 AND mode = $2 AND id = $3`,
 		s.MerchantID, s.Mode, eventID).Scan(&pos.At, &pos.Seq)
 	if store.NotFound(err) {
 		return page.Cursor{}, apperr.Field(field, "no event %q", eventID)
@@ -51,24 +51,30 @@ const settleLimit = 5 * time.Second
 // oldest first: the direction a tail reads in. HasMore says more follow;
 // Next is then the last item's position, to pass as the next `after`.
 //
-// An event's position is its transaction's start (created_at), not its
-// commit, so an event can commit after later-positioned ones were read. To
-// let a reader advance past what it has seen without ever missing one,
-// ListAfter returns only events positioned before every transaction still
+// An event's insertion time is its transaction's start (created_at), not
+// its commit, so an event can commit after later-positioned ones were read.
+// To let a reader advance past what it has seen without ever missing one,
+// ListAfter returns only events inserted before every transaction still
 // open on the database (other than delivery workers' and its own), waiting
-// at most settleLimit for a long one.
+// at most settleLimit for a long one. Test mode's feed, ordered by the
+// merchant's clock, also holds back events stamped later than that horizon
+// by the clock: those of a test-clock advance still running, which the
+// clock shows only once all of its work is done.
 func ListAfter(ctx context.Context, q store.Querier, s tenant.Scope, c page.Cursor, limit int) (page.Result[Event], error) {
 	rows := []Event{}
+	at := feedTime(s)
 	err := q.SelectContext(ctx, &rows, fmt.Sprintf(`WITH horizon AS (
 			SELECT CASE WHEN min(xact_start) IS NULL THEN clock_timestamp()
-				ELSE least(clock_timestamp(), greatest(min(xact_start), clock_timestamp() - $5 * interval '1 microsecond')) END AS at
+				ELSE least(clock_timestamp(), greatest(min(xact_start), clock_timestamp() - $5 * interval '1 microsecond')) END AS at,
+				(SELECT coalesce(max(ahead_us), 0) FROM test_clocks WHERE merchant_id = $1) AS ahead_us
 			FROM pg_stat_activity
 			WHERE datname = current_database() AND pid <> pg_backend_pid() AND xact_start IS NOT NULL
 				AND backend_type = 'client backend' AND application_name <> $6
 		)
 		SELECT `+columns+` FROM events, horizon
-		WHERE merchant_id = $1 AND mode = $2 AND (created_at, seq) > ($3, $4) AND created_at < horizon.at
-		ORDER BY created_at, seq LIMIT %d`, limit+1),
+		WHERE %[3]s AND (%[1]s, seq) > ($3, $4) AND created_at < horizon.at
+			AND ($2 <> 'test' OR occurred_at < horizon.at + horizon.ahead_us * interval '1 microsecond')
+		ORDER BY %[1]s, seq LIMIT %[2]d`, at, limit+1, feedScope(s)),
 		s.MerchantID, s.Mode, c.At, c.Seq, settleLimit.Microseconds(), WorkerApplicationName)
 	if err != nil {
 		return page.Result[Event]{}, store.Translate(err)

@@ -2,17 +2,22 @@
 // its own transaction, so the change and its event commit together. Webhook
 // deliveries and GET /v1/events read from here.
 //
-// An event has two times. Its feed position, (created_at, seq) in the
-// table, is set by PostgreSQL from the emitting transaction's start: tails
-// of the feed rely on it to never skip an event (see ListAfter). Its
-// business time, occurred_at, is when the change happened by the merchant's
-// clock, which a test clock may run ahead; it is what the wire form calls
-// created_at.
+// An event has two times. Its insertion time, created_at in the table, is
+// set by PostgreSQL from the emitting transaction's start: tails of the feed
+// rely on it to never skip an event (see ListAfter). Its business time,
+// occurred_at, is when the change happened by the merchant's clock, which a
+// test clock may run ahead; it is what the wire form calls created_at.
+//
+// The feed is ordered by the time it shows: live mode's by (created_at,
+// seq), where the two times are one; test mode's by (occurred_at, seq), so
+// that the events of a test-clock advance sit at the times they fell due
+// and `before`, `after` and next_cursor mean the times a reader sees.
 package events
 
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/lib/pq"
@@ -44,7 +49,30 @@ func (e Event) Wire() wire.Event {
 }
 
 // Position is the event's place in the feed, for cursors.
-func (e Event) Position() page.Cursor { return page.Cursor{At: e.CreatedAt, Seq: e.Seq} }
+func (e Event) Position() page.Cursor {
+	if e.Mode == tenant.Test {
+		return page.Cursor{At: e.OccurredAt, Seq: e.Seq}
+	}
+	return page.Cursor{At: e.CreatedAt, Seq: e.Seq}
+}
+
+// feedTime is the column the scope's feed is ordered by.
+func feedTime(s tenant.Scope) string {
+	if s.Mode == tenant.Test {
+		return "occurred_at"
+	}
+	return "created_at"
+}
+
+// feedScope is the condition selecting the scope's events ($1 the
+// merchant, $2 the mode); test mode's names the mode as a literal too, so
+// the planner can use its partial index (events_test_feed).
+func feedScope(s tenant.Scope) string {
+	if s.Mode == tenant.Test {
+		return "merchant_id = $1 AND mode = $2 AND mode = 'test'"
+	}
+	return "merchant_id = $1 AND mode = $2"
+}
 
 // DeliveryChannel is the wake-up channel (store.Tx.Notify) of the webhook
 // delivery job: a transaction that created deliveries asks for it.
@@ -94,7 +122,20 @@ func Emit(ctx context.Context, tx *store.Tx, s tenant.Scope, typ string, at time
 
 // List returns a page of the scope's events, newest first in feed order.
 func List(ctx context.Context, q store.Querier, s tenant.Scope, p page.Params) (page.Result[Event], error) {
-	return page.Select(ctx, q, "events", columns, s, p, Event.Position)
+	at := feedTime(s)
+	where := "TRUE"
+	args := []any{s.MerchantID, s.Mode}
+	if p.Before != nil {
+		where = "(" + at + ", seq) < ($3, $4)"
+		args = append(args, p.Before.At, p.Before.Seq)
+	}
+	rows := []Event{}
+	err := q.SelectContext(ctx, &rows, fmt.Sprintf(`SELECT `+columns+` FROM events WHERE %s AND %s
+		ORDER BY %s DESC, seq DESC LIMIT %d`, feedScope(s), where, at, p.Limit+1), args...)
+	if err != nil {
+		return page.Result[Event]{}, store.Translate(err)
+	}
+	return page.Build(rows, p, Event.Position), nil
 }
 
 // Pending is an event to emit with EmitMany.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"sort"
+	"time"
 
 	"github.com/lib/pq"
 
@@ -30,8 +31,8 @@ WITH lk AS MATERIALIZED (
 	SELECT id, external_customer_id FROM customers
 	WHERE merchant_id = $1 AND mode = $2 AND (id = ANY($3::text[]) OR external_customer_id IN (SELECT ext FROM ext))
 ), ins AS (
-	INSERT INTO customers (merchant_id, mode, id, external_customer_id)
-	SELECT $1, $2, new_id, ext FROM ext, lk
+	INSERT INTO customers (merchant_id, mode, id, external_customer_id, created_at)
+	SELECT $1, $2, new_id, ext, $8 FROM ext, lk
 	WHERE ext NOT IN (SELECT external_customer_id FROM found WHERE external_customer_id IS NOT NULL)
 	ORDER BY ext
 	ON CONFLICT ON CONSTRAINT customers_external DO NOTHING
@@ -44,8 +45,9 @@ FROM (SELECT id, external_customer_id FROM found, lk UNION ALL SELECT id, extern
 // customer, the batch form of customers.Resolve: customer_id must exist
 // (else unknown_customer, 400), external_customer_id is upserted, and both
 // together must name the same customer. It takes the shared usage lock
-// too, so a usage window being created cannot miss these events.
-func resolveCustomers(ctx context.Context, q store.Querier, s tenant.Scope, ins []EventInput, res []Result) error {
+// too, so a usage window being created cannot miss these events. A new
+// customer is stamped now (the merchant's clock).
+func resolveCustomers(ctx context.Context, q store.Querier, s tenant.Scope, ins []EventInput, res []Result, now time.Time) error {
 	idSet, extSet := map[string]bool{}, map[string]bool{}
 	for i, in := range ins {
 		if res[i].Err != nil {
@@ -79,7 +81,7 @@ func resolveCustomers(ctx context.Context, q store.Querier, s tenant.Scope, ins 
 			Exts nullTexts      `db:"exts"`
 		}
 		err := q.GetContext(ctx, &found, resolveCustomersSQL, s.MerchantID, s.Mode, pq.StringArray(ids), pq.StringArray(exts), pq.StringArray(newIDs),
-			usageLockSpace, usageLockKey(s))
+			usageLockSpace, usageLockKey(s), now)
 		if err != nil {
 			return store.Translate(err)
 		}

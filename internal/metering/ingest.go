@@ -86,7 +86,7 @@ func (g *Ingester) IngestTx(ctx context.Context, tx *store.Tx, s tenant.Scope, i
 		res[i].Event = Event{Mode: s.Mode, MeterID: m.ID, MeterKey: m.Key, Value: v, Timestamp: *in.Timestamp,
 			Properties: in.Properties, IdempotencyKey: in.IdempotencyKey}
 	}
-	if err := resolveCustomers(ctx, tx, s, ins, res); err != nil {
+	if err := resolveCustomers(ctx, tx, s, ins, res, now); err != nil {
 		return nil, err
 	}
 	for i, in := range ins {
