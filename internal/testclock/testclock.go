@@ -22,6 +22,11 @@ import (
 // MaxAdvance bounds one advance (ten years).
 const MaxAdvance = 10 * 366 * 24 * time.Hour
 
+// MaxAhead bounds how far a test clock may run ahead of the wall clock (a
+// hundred years): far inside what a time.Duration holds, so every sum of
+// times the billing engine makes stays exact.
+const MaxAhead = 36525 * 24 * time.Hour
+
 // AdvanceInput is a POST /v1/test_helpers/clock/advance request: exactly
 // one of To (a date-time) and By (a duration).
 type AdvanceInput struct {
@@ -66,7 +71,7 @@ func ParseDuration(s string) (time.Duration, error) {
 		if i == 0 || i == len(rest) || i > 9 {
 			return 0, bad
 		}
-		n, _ := strconv.Atoi(rest[:i])
+		n, _ := strconv.ParseInt(rest[:i], 10, 64)
 		var unit time.Duration
 		switch rest[i] {
 		case 's':
@@ -79,6 +84,11 @@ func ParseDuration(s string) (time.Duration, error) {
 			unit = 24 * time.Hour
 		default:
 			return 0, bad
+		}
+		// Compared before multiplying: 9 digits of days overflow a
+		// time.Duration.
+		if n > int64(MaxAdvance/unit) {
+			return 0, apperr.Field("by", "must be at most %d days", int(MaxAdvance.Hours()/24))
 		}
 		total += time.Duration(n) * unit
 		if total > MaxAdvance {
@@ -100,7 +110,7 @@ func Ahead(ctx context.Context, q store.Querier, merchantID string) (time.Durati
 	if err != nil || len(us) == 0 {
 		return 0, store.Translate(err)
 	}
-	return time.Duration(us[0]) * time.Microsecond, nil
+	return time.Duration(min(us[0], MaxAhead.Microseconds())) * time.Microsecond, nil
 }
 
 // Wire is a clock's public form.
@@ -156,6 +166,14 @@ func Advance(ctx context.Context, db *store.DB, s tenant.Scope, in AdvanceInput,
 		target = *in.To
 	}
 	target = target.UTC().Truncate(time.Microsecond)
+	if limit := wall().Add(MaxAhead); target.After(limit) {
+		field := "to"
+		if in.By != nil {
+			field = "by"
+		}
+		return time.Time{}, apperr.Field(field, "would take the test clock past %s: it runs at most %d days (100 years) ahead of the real time",
+			wire.Timestamp(limit.Truncate(time.Second)), int(MaxAhead.Hours()/24))
+	}
 	for _, c := range catchUps {
 		if err := c(ctx, s, target); err != nil {
 			return time.Time{}, err
