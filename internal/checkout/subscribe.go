@@ -51,13 +51,18 @@ func (e Env) SubmitSubscription(ctx context.Context, planID string, in Input) (r
 	err := e.DB.InTx(ctx, func(tx *store.Tx) error {
 		var err error
 		out, err = e.subscribeTx(ctx, tx, planID, in)
+		if err == nil && out.declined != nil {
+			// Rolled back: a declined checkout leaves nothing behind, not
+			// even the customer it named.
+			err = failed(*out.declined)
+		}
 		return err
 	})
 	switch {
-	case err != nil:
-		return out.st, subscriptions.Subscription{}, err
 	case out.declined != nil:
 		return *out.declined, subscriptions.Subscription{}, failed(*out.declined)
+	case err != nil:
+		return out.st, subscriptions.Subscription{}, err
 	case out.remote != nil:
 		return e.subscribeRemote(ctx, out, in)
 	}
