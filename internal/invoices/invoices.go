@@ -158,16 +158,27 @@ func ByID(ctx context.Context, q store.Querier, s tenant.Scope, invoiceID string
 // Void marks the scope's open invoice void at now, so it can no longer be
 // paid; voiding a void invoice again returns it unchanged. Fails with
 // resource_not_found, or invoice_not_open when it is paid.
+//
+// The answer is the state the void left, never an older one: the update
+// waits for a payment or another void of the invoice in flight and judges
+// the row as that left it. (A read beside the update would see the
+// statement's snapshot, taken before the wait: an invoice open there, yet
+// paid or voided by the time the void answered.) Only a paid invoice is
+// left unchanged, and paid is final, so a later read finds it paid.
 func Void(ctx context.Context, q store.Querier, s tenant.Scope, invoiceID string, now time.Time) (Invoice, error) {
 	var invs []Invoice
-	err := q.SelectContext(ctx, &invs, `WITH v AS (
-			UPDATE invoices SET status = 'void', voided_at = $4 WHERE merchant_id = $1 AND mode = $2 AND id = $3 AND status = 'open'
-			RETURNING `+columns+`
-		) SELECT * FROM v UNION ALL
-		SELECT `+columns+` FROM invoices WHERE merchant_id = $1 AND mode = $2 AND id = $3 AND NOT EXISTS (SELECT 1 FROM v)`,
+	err := q.SelectContext(ctx, &invs, `UPDATE invoices SET status = 'void', voided_at = coalesce(voided_at, $4)
+		WHERE merchant_id = $1 AND mode = $2 AND id = $3 AND status <> 'paid' RETURNING `+columns,
 		s.MerchantID, s.Mode, invoiceID, now)
 	if err != nil {
 		return Invoice{}, store.Translate(err)
+	}
+	if len(invs) == 0 {
+		err = q.SelectContext(ctx, &invs, `SELECT `+columns+` FROM invoices WHERE merchant_id = $1 AND mode = $2 AND id = $3`,
+			s.MerchantID, s.Mode, invoiceID)
+		if err != nil {
+			return Invoice{}, store.Translate(err)
+		}
 	}
 	if len(invs) == 0 {
 		return Invoice{}, apperr.New(apperr.ResourceNotFound, "no invoice %q", invoiceID)
