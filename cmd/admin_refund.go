@@ -96,7 +96,7 @@ func (f *Factory) refund(ctx context.Context, d *database, in payments.RefundInp
 		if err != nil || done {
 			return err
 		}
-		in.Payload = payload
+		in.Payload, in.Key = payload, pr.Key
 		railFor = func(m tenant.Mode) (rail.Rail, bool) { return r, m == tenant.Live }
 		// Live time is the rail's: the wall clock, or the chain's under
 		// --clock chain, as serve stamps it.

@@ -3,6 +3,7 @@ package payments
 import (
 	"context"
 	"fmt"
+	"hash/fnv"
 	"time"
 
 	"github.com/tollgatehq/tollgate/internal/apperr"
@@ -57,6 +58,11 @@ type RefundInput struct {
 	// Payload is what a live rail needs: the merchant wallet's signed
 	// authorization of the refund (see rail.Request.Payload).
 	Payload any
+	// Key, when set, is the key PrepareRefund gave the caller (a live
+	// refund's authorization is signed for it): IssueRefund then fails
+	// rather than settle under another, should a refund of the payment
+	// have been made since.
+	Key string
 }
 
 // PreparedRefund is a refund checked against its payment, before the rail
@@ -121,10 +127,24 @@ func PrepareRefund(ctx context.Context, q store.Querier, in RefundInput) (Prepar
 // awaiting confirmations), the refund is recorded pending and completed by
 // CompleteRefundTx later. Fails with resource_not_found, invalid_request
 // (see PrepareRefund) or payment_failed (the rail refused it).
+//
+// Refunds of one payment are issued one at a time (an advisory lock held
+// from the check to the record): each concurrent run sees the refunds
+// made before it, so it settles under a key of its own and either makes
+// its own refund or fails with invalid_request (nothing left, too much),
+// never answering another run's refund nor colliding with its key.
 func IssueRefund(ctx context.Context, db *store.DB, railFor func(tenant.Mode) (rail.Rail, bool), in RefundInput, clockOf func(tenant.Scope) time.Time) (Refund, error) {
+	unlock, err := lockPayment(ctx, db, in.PaymentID)
+	if err != nil {
+		return Refund{}, err
+	}
+	defer unlock()
 	pr, err := PrepareRefund(ctx, db, in)
 	if err != nil {
 		return Refund{}, err
+	}
+	if in.Key != "" && in.Key != pr.Key {
+		return Refund{}, apperr.Field("payment", "another refund of %s was made meanwhile; prepare this one again", pr.Payment.ID)
 	}
 	p := pr.Payment
 	s := p.Scope()
@@ -145,6 +165,27 @@ func IssueRefund(ctx context.Context, db *store.DB, railFor func(tenant.Mode) (r
 		return store.InTx(ctx, db, func(tx *store.Tx) (Refund, error) { return recordRefund(ctx, tx, p, st, in.Reason) })
 	}
 	return Refund{}, apperr.New(apperr.PaymentFailed, "refund failed: %s", st.Reason)
+}
+
+// lockPayment takes the session advisory lock serialising the refunds of
+// a payment, on a connection of its own; unlock releases it and returns
+// the connection.
+func lockPayment(ctx context.Context, db *store.DB, paymentID string) (unlock func(), err error) {
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return nil, store.Translate(err)
+	}
+	h := fnv.New64a()
+	h.Write([]byte("tollgate refund\x00" + paymentID))
+	key := int64(h.Sum64())
+	if _, err := conn.ExecContext(ctx, `SELECT pg_advisory_lock($1)`, key); err != nil {
+		conn.Close()
+		return nil, store.Translate(err)
+	}
+	return func() {
+		_, _ = conn.ExecContext(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock($1)`, key)
+		conn.Close()
+	}, nil
 }
 
 // insertPending records a refund the rail is still settling.
