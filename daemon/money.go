@@ -27,6 +27,9 @@ func (s *Server) newMoney() *moneyPath {
 		Policy: subscriptions.Policy{Dunning: s.cfg.DunningSchedule, UsageGrace: s.cfg.UsageGrace}}
 	m.checkout = checkout.Env{DB: s.db, Rail: m.railFor, Clock: s.cfg.Clock.Now, UsageGrace: s.cfg.UsageGrace, BaseURL: s.baseURL,
 		Writers: checkout.NewWriters(s.db)}
+	if s.cfg.Environment != "any" {
+		m.checkout.Only = tenant.Mode(s.cfg.Environment)
+	}
 	return m
 }
 

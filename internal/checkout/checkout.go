@@ -44,6 +44,29 @@ type Env struct {
 	// Writers batches the common case's writes (NewWriters); nil pays
 	// everything on the locked path.
 	Writers *Writers
+	// Only, when set, is the one mode this server serves (serve
+	// --environment): a checkout of the other mode's invoice or plan is
+	// refused with mode_mismatch, as API creates with the other mode's
+	// key are.
+	Only tenant.Mode
+}
+
+// checkMode refuses a checkout of an invoice or plan of the mode this
+// server does not serve (mode_mismatch). It reads only when the server
+// serves one mode; an unknown id is left to the checkout (not found).
+func (e Env) checkMode(ctx context.Context, id string) error {
+	if e.Only == "" {
+		return nil
+	}
+	var modes []tenant.Mode
+	err := e.DB.SelectContext(ctx, &modes, `SELECT mode FROM invoices WHERE id = $1 UNION ALL SELECT mode FROM plans WHERE id = $1`, id)
+	if err != nil {
+		return store.Translate(err)
+	}
+	if len(modes) > 0 && modes[0] != e.Only {
+		return apperr.New(apperr.ModeMismatch, "this server accepts %s-mode requests only, but this checkout is a %s-mode one", e.Only, modes[0])
+	}
+	return nil
 }
 
 // Input is a POST /checkout/{id}/pay request: the payer's wallet and, for

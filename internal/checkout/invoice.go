@@ -52,6 +52,9 @@ func (e Env) SubmitInvoice(ctx context.Context, invoiceID string, in Input) (rai
 	if !validText(invoiceID) {
 		return rail.Settlement{}, payments.Payment{}, invoices.Invoice{}, apperr.New(apperr.ResourceNotFound, "no such invoice")
 	}
+	if err := e.checkMode(ctx, invoiceID); err != nil {
+		return rail.Settlement{}, payments.Payment{}, invoices.Invoice{}, err
+	}
 	if st, p, inv, done, err := e.payInvoiceFast(ctx, invoiceID, in); done {
 		return st, p, inv, err
 	}

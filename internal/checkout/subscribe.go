@@ -44,6 +44,9 @@ func (e Env) SubmitSubscription(ctx context.Context, planID string, in Input) (r
 	if !validText(planID) {
 		return rail.Settlement{}, subscriptions.Subscription{}, apperr.New(apperr.ResourceNotFound, "no such plan")
 	}
+	if err := e.checkMode(ctx, planID); err != nil {
+		return rail.Settlement{}, subscriptions.Subscription{}, err
+	}
 	if st, x, done, err := e.subscribeFast(ctx, planID, in); done {
 		return st, x, err
 	}
