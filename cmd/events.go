@@ -228,7 +228,13 @@ func (t *tailer) start(ctx context.Context) (string, error) {
 	case t.o.After != "":
 		return t.o.After, nil
 	case t.o.Since > 0:
-		return time.Now().Add(-t.o.Since).UTC().Format("2006-01-02T15:04:05.000000Z"), nil
+		// A test-mode feed is stamped by the merchant's test clock: count
+		// back from it (a live key has none and counts from the wall clock).
+		now := time.Now()
+		if clock, err := t.c.GetTestClock(ctx); err == nil {
+			now = clock.Now
+		}
+		return now.Add(-t.o.Since).UTC().Format("2006-01-02T15:04:05.000000Z"), nil
 	}
 	backoff := tailMinBackoff
 	for {
