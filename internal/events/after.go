@@ -62,8 +62,20 @@ const settleLimit = 5 * time.Second
 // clock shows only once all of its work is done.
 func ListAfter(ctx context.Context, q store.Querier, s tenant.Scope, c page.Cursor, limit int) (page.Result[Event], error) {
 	rows := []Event{}
+	err := q.SelectContext(ctx, &rows, afterSQL(s, limit),
+		s.MerchantID, s.Mode, c.At, c.Seq, settleLimit.Microseconds(), WorkerApplicationName)
+	if err != nil {
+		return page.Result[Event]{}, store.Translate(err)
+	}
+	return page.Build(rows, page.Params{Limit: limit}, Event.Position), nil
+}
+
+// afterSQL is ListAfter's statement: $1 the merchant, $2 the mode, $3 and
+// $4 the cursor, $5 settleLimit in microseconds, $6 the delivery workers'
+// application name.
+func afterSQL(s tenant.Scope, limit int) string {
 	at := feedTime(s)
-	err := q.SelectContext(ctx, &rows, fmt.Sprintf(`WITH horizon AS (
+	return fmt.Sprintf(`WITH horizon AS (
 			SELECT CASE WHEN min(xact_start) IS NULL THEN clock_timestamp()
 				ELSE least(clock_timestamp(), greatest(min(xact_start), clock_timestamp() - $5 * interval '1 microsecond')) END AS at,
 				(SELECT coalesce(max(ahead_us), 0) FROM test_clocks WHERE merchant_id = $1) AS ahead_us
@@ -74,10 +86,5 @@ func ListAfter(ctx context.Context, q store.Querier, s tenant.Scope, c page.Curs
 		SELECT `+columns+` FROM events, horizon
 		WHERE %[3]s AND (%[1]s, seq) > ($3, $4) AND created_at < horizon.at
 			AND ($2 <> 'test' OR occurred_at < horizon.at + horizon.ahead_us * interval '1 microsecond')
-		ORDER BY %[1]s, seq LIMIT %[2]d`, at, limit+1, feedScope(s)),
-		s.MerchantID, s.Mode, c.At, c.Seq, settleLimit.Microseconds(), WorkerApplicationName)
-	if err != nil {
-		return page.Result[Event]{}, store.Translate(err)
-	}
-	return page.Build(rows, page.Params{Limit: limit}, Event.Position), nil
+		ORDER BY %[1]s, seq LIMIT %[2]d`, at, limit+1, feedScope(s))
 }

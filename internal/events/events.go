@@ -122,20 +122,28 @@ func Emit(ctx context.Context, tx *store.Tx, s tenant.Scope, typ string, at time
 
 // List returns a page of the scope's events, newest first in feed order.
 func List(ctx context.Context, q store.Querier, s tenant.Scope, p page.Params) (page.Result[Event], error) {
-	at := feedTime(s)
-	where := "TRUE"
 	args := []any{s.MerchantID, s.Mode}
 	if p.Before != nil {
-		where = "(" + at + ", seq) < ($3, $4)"
 		args = append(args, p.Before.At, p.Before.Seq)
 	}
 	rows := []Event{}
-	err := q.SelectContext(ctx, &rows, fmt.Sprintf(`SELECT `+columns+` FROM events WHERE %s AND %s
-		ORDER BY %s DESC, seq DESC LIMIT %d`, feedScope(s), where, at, p.Limit+1), args...)
+	err := q.SelectContext(ctx, &rows, listSQL(s, p.Before != nil, p.Limit), args...)
 	if err != nil {
 		return page.Result[Event]{}, store.Translate(err)
 	}
 	return page.Build(rows, p, Event.Position), nil
+}
+
+// listSQL is List's statement: $1 the merchant, $2 the mode, and with
+// before, $3 and $4 the cursor.
+func listSQL(s tenant.Scope, before bool, limit int) string {
+	at := feedTime(s)
+	where := "TRUE"
+	if before {
+		where = "(" + at + ", seq) < ($3, $4)"
+	}
+	return fmt.Sprintf(`SELECT `+columns+` FROM events WHERE %s AND %s
+		ORDER BY %s DESC, seq DESC LIMIT %d`, feedScope(s), where, at, limit+1)
 }
 
 // Pending is an event to emit with EmitMany.
