@@ -57,3 +57,22 @@ func TestAdminWebhookInsecureBacklog(t *testing.T) {
 	}
 	fits(t, "admin webhook list", strings.SplitN(res.stdout, "\nwe_", 2)[0], 80)
 }
+
+// IPv6 spellings of non-public IPv4 addresses are refused at registration,
+// with invalid_request, as their IPv4 forms are.
+func TestAdminWebhookAddRefusesEmbeddedIPv4(t *testing.T) {
+	t.Parallel()
+	db, url := eventsDB(t)
+	m, _ := merchantKey(t, db)
+	for _, u := range []string{"https://[::127.0.0.1]/", "https://[::7f00:1]/hook", "https://[::a9fe:a9fe]/", "https://[::ffff:0:7f00:1]/",
+		"https://[64:ff9b::a00:1]/", "https://[2002:7f00:1::]/", "https://[fec0::1]/"} {
+		res := cliRun(t, nil, "admin", "webhook", "add", "--merchant", m, "--mode", "test", "--url", u, "--database-url", url)
+		if res.code == 0 || !strings.Contains(res.stderr, "invalid_request") || !strings.Contains(res.stderr, "must be public") {
+			t.Errorf("add %s: exit %d\nstdout %s\nstderr %s", u, res.code, res.stdout, res.stderr)
+		}
+	}
+	res := cliRun(t, nil, "admin", "webhook", "list", "--merchant", m, "--json", "--database-url", url)
+	if res.code != 0 || strings.TrimSpace(res.stdout) != "[]" {
+		t.Errorf("list after refusals: exit %d %s", res.code, res.stdout)
+	}
+}

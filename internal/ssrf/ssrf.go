@@ -33,19 +33,64 @@ var blocked = []netip.Prefix{
 	netip.MustParsePrefix("198.51.100.0/24"), // documentation
 	netip.MustParsePrefix("203.0.113.0/24"),  // documentation
 	netip.MustParsePrefix("240.0.0.0/4"),     // reserved, and broadcast
-	netip.MustParsePrefix("64:ff9b::/96"),    // NAT64: may translate to any IPv4
-	netip.MustParsePrefix("64:ff9b:1::/48"),  // local-use NAT64
+	netip.MustParsePrefix("64:ff9b:1::/48"),  // local-use NAT64: translated by the local network
 	netip.MustParsePrefix("2001:db8::/32"),   // documentation
-	netip.MustParsePrefix("2002::/16"),       // 6to4: embeds an IPv4 address
-	netip.MustParsePrefix("2001::/32"),       // Teredo: embeds an IPv4 address
+	netip.MustParsePrefix("2001::/32"),       // Teredo: its IPv4 part is obfuscated
 	netip.MustParsePrefix("100::/64"),        // discard
 }
 
+// siteLocal is deprecated (RFC 3879) and private wherever it is still used.
+var siteLocal = netip.MustParsePrefix("fec0::/10")
+
+// embedding are the IPv6 forms that carry an IPv4 address, and where its
+// four bytes sit: an address of these is judged as the IPv4 address it
+// reaches, or 64:ff9b::7f00:1 would be loopback under another name.
+var embedding = []struct {
+	prefix netip.Prefix
+	at     int // offset of the IPv4 bytes in the 16
+}{
+	{netip.MustParsePrefix("::/96"), 12},           // IPv4-compatible (deprecated): ::127.0.0.1
+	{netip.MustParsePrefix("::ffff:0:0:0/96"), 12}, // IPv4-translated (SIIT): ::ffff:0:127.0.0.1
+	{netip.MustParsePrefix("64:ff9b::/96"), 12},    // NAT64 well-known prefix
+	{netip.MustParsePrefix("2002::/16"), 2},        // 6to4: 2002:AABB:CCDD::
+}
+
+// embedded returns the IPv4 address an IPv6 address of an embedding form
+// reaches. :: and ::1 are themselves (unspecified, loopback).
+func embedded(ip netip.Addr) (netip.Addr, bool) {
+	if !ip.Is6() || ip.IsLoopback() || ip.IsUnspecified() {
+		return netip.Addr{}, false
+	}
+	b := ip.As16()
+	for _, e := range embedding {
+		if e.prefix.Contains(ip) {
+			return netip.AddrFrom4([4]byte(b[e.at : e.at+4])), true
+		}
+	}
+	return netip.Addr{}, false
+}
+
 // Check returns nil if ip is a public unicast address, else an error
-// wrapping ErrRefused that says why. IPv4-mapped IPv6 addresses are judged
-// as the IPv4 address they carry.
+// wrapping ErrRefused that says why. IPv6 addresses that carry an IPv4
+// address (mapped, compatible, translated, NAT64, 6to4) are judged as the
+// IPv4 address they carry.
 func Check(ip netip.Addr) error {
 	ip = ip.Unmap().WithZone("")
+	if v4, ok := embedded(ip); ok {
+		if err := Check(v4); err != nil {
+			return fmt.Errorf("%w: %s carries the IPv4 address %s, which is %s; webhook endpoints must be public (serve with --allow-insecure-webhooks for local development)",
+				ErrRefused, ip, v4, reason(v4))
+		}
+		return nil
+	}
+	if why := reason(ip); why != "" {
+		return fmt.Errorf("%w: %s is %s; webhook endpoints must be public (serve with --allow-insecure-webhooks for local development)", ErrRefused, ip, why)
+	}
+	return nil
+}
+
+// reason says why ip is not a public unicast address, "" when it is.
+func reason(ip netip.Addr) string {
 	why := ""
 	switch {
 	case !ip.IsValid():
@@ -62,6 +107,8 @@ func Check(ip netip.Addr) error {
 		why = "an unspecified address"
 	case ip.IsMulticast() || ip.IsInterfaceLocalMulticast():
 		why = "a multicast address"
+	case siteLocal.Contains(ip):
+		why = "a site-local address"
 	default:
 		for _, p := range blocked {
 			if p.Contains(ip) {
@@ -70,10 +117,7 @@ func Check(ip netip.Addr) error {
 			}
 		}
 	}
-	if why == "" {
-		return nil
-	}
-	return fmt.Errorf("%w: %s is %s; webhook endpoints must be public (serve with --allow-insecure-webhooks for local development)", ErrRefused, ip, why)
+	return why
 }
 
 // control is a net.Dialer Control hook: it runs after DNS resolution, on the

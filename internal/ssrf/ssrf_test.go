@@ -2,6 +2,7 @@ package ssrf
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -37,8 +38,25 @@ func TestCheck(t *testing.T) {
 		{"100.100.100.200", "reserved"},
 		{"239.1.2.3", "multicast"},
 		{"255.255.255.255", "reserved"},
-		{"64:ff9b::a00:1", "reserved"},
-		{"2002:7f00:1::", "reserved"},
+		// IPv6 forms that carry an IPv4 address are judged by it.
+		{"64:ff9b::a00:1", "private"},
+		{"64:ff9b::7f00:1", "loopback"},
+		{"64:ff9b::808:808", ""},
+		{"2002:7f00:1::", "loopback"},
+		{"2002:a9fe:a9fe::1", "metadata"},
+		{"2002:808:808::1", ""},
+		{"::7f00:1", "loopback"},
+		{"::127.0.0.1", "loopback"},
+		{"::a9fe:a9fe", "metadata"},
+		{"::a00:1", "private"},
+		{"::0.0.0.2", "reserved"},
+		{"::ffff:0:7f00:1", "loopback"},
+		{"::ffff:0:a9fe:a9fe", "metadata"},
+		{"::ffff:0:c0a8:101", "private"},
+		{"64:ff9b:1::7f00:1", "reserved"},
+		{"2001:0:4136:e378:8000:63bf:3fff:fdd2", "reserved"},
+		{"fec0::1", "site-local"},
+		{"feff::1", "site-local"},
 	}
 	for _, tt := range tests {
 		err := Check(netip.MustParseAddr(tt.ip))
@@ -119,9 +137,19 @@ func FuzzCheck(f *testing.F) {
 			return
 		}
 		err := Check(ip)
-		// The IPv4 rules must not be bypassed by the IPv4-mapped form.
-		if ip.Is4() && (err == nil) != (Check(netip.AddrFrom16(ip.As16())) == nil) {
-			t.Errorf("%s and its mapped form disagree", ip)
+		// The IPv4 rules must not be bypassed by an IPv6 form that
+		// carries the address.
+		if ip.Is4() {
+			b := ip.As4()
+			for _, form := range []string{"::ffff:%d.%d.%d.%d", "::%d.%d.%d.%d", "::ffff:0:%d.%d.%d.%d", "64:ff9b::%d.%d.%d.%d"} {
+				v6 := netip.MustParseAddr(fmt.Sprintf(form, b[0], b[1], b[2], b[3]))
+				if v6 == netip.IPv6Loopback() || v6 == netip.IPv6Unspecified() {
+					continue
+				}
+				if (err == nil) != (Check(v6) == nil) {
+					t.Errorf("%s and %s disagree", ip, v6)
+				}
+			}
 		}
 		if ip.Unmap().IsLoopback() && err == nil {
 			t.Errorf("loopback %s allowed", ip)
