@@ -6,6 +6,7 @@
 package ssrf
 
 import (
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
@@ -130,6 +131,24 @@ func control(_, address string, _ syscall.RawConn) error {
 	return Check(ap.Addr())
 }
 
+// guardedDial judges the host as spelled before the dialer resolves it:
+// Go's resolver takes 2130706433 or 0x7f.1 for a DNS name, so without this
+// such a host would be looked up (a query the probe can observe) before
+// the resolved address is refused. The dialer's Control still judges the
+// address actually connected to.
+func guardedDial(d *net.Dialer) func(ctx context.Context, network, address string) (net.Conn, error) {
+	return func(ctx context.Context, network, address string) (net.Conn, error) {
+		host, _, err := net.SplitHostPort(address)
+		if err != nil {
+			return nil, fmt.Errorf("%w: cannot parse address %q", ErrRefused, address)
+		}
+		if err := CheckHost(host); err != nil {
+			return nil, err
+		}
+		return d.DialContext(ctx, network, address)
+	}
+}
+
 // Options configure NewClient.
 type Options struct {
 	// AllowPrivate lifts the address rule (development against local
@@ -141,6 +160,9 @@ type Options struct {
 	Timeout time.Duration
 	// MaxConnsPerHost bounds idle keep-alive connections kept per host.
 	MaxConnsPerHost int
+	// Resolver, when set, resolves names instead of the system's (tests
+	// use it to see what is looked up).
+	Resolver *net.Resolver
 }
 
 // NewClient returns an HTTP client that enforces the rules of the package
@@ -161,16 +183,18 @@ func NewClient(o Options) (*http.Client, error) {
 		}
 		tlsConf.RootCAs = pool
 	}
-	dialer := &net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}
+	dialer := &net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second, Resolver: o.Resolver}
+	dial := dialer.DialContext
 	if !o.AllowPrivate {
 		dialer.Control = control
+		dial = guardedDial(dialer)
 	}
 	if o.MaxConnsPerHost <= 0 {
 		o.MaxConnsPerHost = 8
 	}
 	transport := &http.Transport{
 		Proxy:                 nil, // a proxy would dial on our behalf, past the check
-		DialContext:           dialer.DialContext,
+		DialContext:           dial,
 		TLSClientConfig:       tlsConf,
 		TLSHandshakeTimeout:   5 * time.Second,
 		ResponseHeaderTimeout: o.Timeout,

@@ -1,12 +1,15 @@
 package ssrf
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -155,4 +158,38 @@ func FuzzCheck(f *testing.F) {
 			t.Errorf("loopback %s allowed", ip)
 		}
 	})
+}
+
+// recordingResolver is a resolver that records each lookup and answers
+// none, so a test sees whether a name was resolved.
+func recordingResolver(looked *atomic.Int64) *net.Resolver {
+	return &net.Resolver{PreferGo: true, Dial: func(context.Context, string, string) (net.Conn, error) {
+		looked.Add(1)
+		return nil, errors.New("no DNS in this test")
+	}}
+}
+
+// Numeric hosts in inet_aton spellings, which Go's resolver would look up
+// as names, are refused before any lookup or connection.
+func TestClientRefusesNumericHostsUnresolved(t *testing.T) {
+	t.Parallel()
+	var looked atomic.Int64
+	c, err := NewClient(Options{Timeout: 5 * time.Second, Resolver: recordingResolver(&looked)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range []string{"https://2130706433/c", "https://0x7f000001/c", "https://127.1/c", "https://0177.0.0.1/c",
+		"https://2852039166/latest", "https://localhost/c", "https://[::127.0.0.1]/c"} {
+		_, err := c.Get(u)
+		if !errors.Is(err, ErrRefused) {
+			t.Errorf("GET %s: err %v, want a refusal", u, err)
+		}
+	}
+	if n := looked.Load(); n != 0 {
+		t.Errorf("%d DNS lookups, want none", n)
+	}
+	// A name is still resolved (and here fails to).
+	if _, err := c.Get("https://hooks.example.com/c"); err == nil || errors.Is(err, ErrRefused) || looked.Load() == 0 {
+		t.Errorf("a name: err %v after %d lookups, want a lookup failure", err, looked.Load())
+	}
 }
