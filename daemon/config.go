@@ -37,8 +37,9 @@ type Config struct {
 	MaxBodyBytes      int64
 	MaxBatchBodyBytes int64
 	// DeliveryWorkers bounds the webhook attempts in flight at once; no
-	// endpoint gets more than DeliveriesPerEndpoint of them, so a slow one
-	// cannot hold the rest up. Half the workers: a slot is held until the
+	// endpoint gets more than DeliveriesPerEndpoint of them, nor more than
+	// its share among the endpoints in play, and slow ones are cut back
+	// (deliveries_pace.go), so a slow one cannot hold the rest up. Half the workers: a slot is held until the
 	// answer is recorded, and at 8 a single busy endpoint queued its own
 	// events (200 grants/s: grant → delivery p50 82 ms; at 32, 3.9 ms).
 	DeliveryWorkers       int

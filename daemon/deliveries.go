@@ -21,7 +21,8 @@ import (
 // sender goroutine, and returns; each attempt is recorded as soon as its
 // answer comes, by the recorder, which commits the answers that arrive
 // together in one transaction. So a slow or dead endpoint costs only its own
-// deliveries: it holds at most perEndpoint senders, and nothing waits for it.
+// deliveries: the pacer (deliveries_pace.go) holds it to its share of the
+// senders, and nothing waits for it.
 
 // Delivery tuning.
 const (
@@ -43,15 +44,14 @@ const (
 
 // deliverer sends webhook attempts and records them.
 type deliverer struct {
-	db          *store.DB
-	log         *slog.Logger
-	client      *http.Client
-	schedule    []time.Duration
-	userAgent   string
-	insecure    bool
-	perEndpoint int
-	kick        func() // wakes the claiming step
-	metrics     *deliveryMetrics
+	db        *store.DB
+	log       *slog.Logger
+	client    *http.Client
+	schedule  []time.Duration
+	userAgent string
+	insecure  bool
+	kick      func() // wakes the claiming step
+	metrics   *deliveryMetrics
 	// sendCtx governs attempts in flight; cancelled only when shutdown runs
 	// out of time (the attempt is then claimed again after its lease).
 	sendCtx    context.Context
@@ -59,7 +59,7 @@ type deliverer struct {
 
 	slots    chan struct{} // one token per attempt in flight
 	mu       sync.Mutex
-	inflight map[string]int // endpoint id → attempts in flight
+	pacer    *pacer // guarded by mu
 	records  chan webhooks.Answer
 	sending  sync.WaitGroup
 	recorded chan struct{} // closed when the recorder has stopped
@@ -79,8 +79,8 @@ func newDeliverer(cfg Config, db *store.DB, log *slog.Logger, m *deliveryMetrics
 	return &deliverer{
 		sendCtx: sendCtx, cancelSend: cancelSend,
 		db: db, log: log, client: client, schedule: cfg.WebhookRetrySchedule,
-		userAgent: "tollgate-webhooks/" + cfg.Version, insecure: cfg.AllowInsecureWebhooks, perEndpoint: cfg.DeliveriesPerEndpoint,
-		metrics: m, slots: make(chan struct{}, cfg.DeliveryWorkers), inflight: map[string]int{},
+		userAgent: "tollgate-webhooks/" + cfg.Version, insecure: cfg.AllowInsecureWebhooks,
+		metrics: m, slots: make(chan struct{}, cfg.DeliveryWorkers), pacer: newPacer(cfg.DeliveryWorkers, cfg.DeliveriesPerEndpoint),
 		records: make(chan webhooks.Answer, cfg.DeliveryWorkers), recorded: make(chan struct{}), failLog: newRateLog(log, time.Second),
 	}, nil
 }
@@ -102,19 +102,22 @@ func (d *deliverer) claim(ctx context.Context, _ time.Time) (more bool, err erro
 		return false, nil // a finishing sender kicks the job
 	}
 	d.mu.Lock()
-	inflight := make(map[string]int, len(d.inflight))
-	for ep, n := range d.inflight {
-		inflight[ep] = n
-	}
+	full := d.pacer.full()
 	d.mu.Unlock()
-	claimed, err := webhooks.Claim(ctx, d.db, room, d.perEndpoint, inflight, deliveryLease)
+	share := func(due []string) map[string]int {
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		return d.pacer.room(due)
+	}
+	claimed, err := webhooks.Claim(ctx, d.db, room, full, share, deliveryLease)
 	if err != nil {
 		return false, err
 	}
+	now := time.Now()
 	for _, job := range claimed {
 		d.slots <- struct{}{}
 		d.mu.Lock()
-		d.inflight[job.EndpointID]++
+		d.pacer.started(job.EndpointID, now)
 		d.mu.Unlock()
 		d.sending.Add(1)
 		go d.attempt(job)
@@ -130,6 +133,9 @@ func (d *deliverer) attempt(job webhooks.Job) {
 		res.NotSent = true
 	} else {
 		res = d.send(d.sendCtx, job)
+		d.mu.Lock()
+		d.pacer.answered(job.EndpointID, res.Latency)
+		d.mu.Unlock()
 	}
 	d.records <- webhooks.Answer{Job: job, Result: res}
 }
@@ -139,9 +145,7 @@ func (d *deliverer) attempt(job webhooks.Job) {
 // the delivery's new state.
 func (d *deliverer) release(job webhooks.Job) {
 	d.mu.Lock()
-	if d.inflight[job.EndpointID]--; d.inflight[job.EndpointID] <= 0 {
-		delete(d.inflight, job.EndpointID)
-	}
+	d.pacer.finished(job.EndpointID, time.Now())
 	d.mu.Unlock()
 	<-d.slots
 }

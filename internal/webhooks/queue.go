@@ -36,47 +36,57 @@ type Job struct {
 	Event   events.Event
 }
 
+// Room says how many attempts each endpoint may start now. Given the
+// endpoints that have due deliveries among the candidates (in due order),
+// it returns each one's room; an endpoint missing from the answer gets none.
+type Room func(endpoints []string) map[string]int
+
 // Claim takes leases on up to limit due pending deliveries of enabled
 // endpoints and returns them, oldest due first, none when nothing is due.
-// inflight maps endpoint ids to attempts this worker pool already has in
-// flight; no endpoint gets more than perEndpoint at once, so one slow
-// endpoint cannot hold every worker.
+// full lists endpoints that may start no attempt now (their deliveries are
+// not even read); room shares the rest out, so one slow endpoint cannot
+// hold every worker.
 //
 // It takes two short statements: the due candidates are read from the due
 // index (walked in order, with a primary-key probe of the endpoint per row:
 // dueSQL), chosen here within each endpoint's room, and leased by id, an
 // UPDATE that locks each row SKIP LOCKED and re-checks it is still due, so
 // of two claimers racing for a row one gets it and the other moves on.
-func Claim(ctx context.Context, db *store.DB, limit, perEndpoint int, inflight map[string]int, lease time.Duration) ([]Job, error) {
+func Claim(ctx context.Context, db *store.DB, limit int, full []string, room Room, lease time.Duration) ([]Job, error) {
 	var cands []struct {
 		MerchantID string `db:"merchant_id"`
 		ID         string `db:"id"`
 		EndpointID string `db:"endpoint_id"`
 	}
-	full := []string{} // never NULL: "x = ANY (NULL)" is not false
-	for ep, n := range inflight {
-		if n >= perEndpoint {
-			full = append(full, ep)
-		}
+	if full == nil {
+		full = []string{} // never NULL: "x = ANY (NULL)" is not false
 	}
 	err := db.SelectContext(ctx, &cands, dueSQL, 4*limit, pq.StringArray(full))
 	if err != nil || len(cands) == 0 {
 		return nil, store.Translate(err)
 	}
-	room := map[string]int{}
+	var endpoints []string
+	seen := map[string]bool{}
+	for _, c := range cands {
+		if !seen[c.EndpointID] {
+			seen[c.EndpointID] = true
+			endpoints = append(endpoints, c.EndpointID)
+		}
+	}
+	left := room(endpoints)
 	var merchants, ids []string
 	for _, c := range cands {
 		if len(ids) == limit {
 			break
 		}
-		if _, ok := room[c.EndpointID]; !ok {
-			room[c.EndpointID] = perEndpoint - inflight[c.EndpointID]
-		}
-		if room[c.EndpointID] <= 0 {
+		if left[c.EndpointID] <= 0 {
 			continue
 		}
-		room[c.EndpointID]--
+		left[c.EndpointID]--
 		merchants, ids = append(merchants, c.MerchantID), append(ids, c.ID)
+	}
+	if len(ids) == 0 {
+		return nil, nil
 	}
 	var rows []claimRow
 	err = db.SelectContext(ctx, &rows, claimSQL, pq.StringArray(merchants), pq.StringArray(ids), lease.Microseconds())
