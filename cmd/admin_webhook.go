@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -102,7 +103,7 @@ func newAdminWebhookCmd(f *Factory, withDBFlags func(*cobra.Command) *cobra.Comm
 	enable := change("enable", "Resume deliveries to an endpoint", "enabled", func(ctx context.Context, d *database, id string) error {
 		return webhooks.SetEnabled(ctx, d.DB, id, true)
 	})
-	for _, c := range []*cobra.Command{add, list, remove, disable, enable, newAdminWebhookRotateCmd(f)} {
+	for _, c := range []*cobra.Command{add, list, newAdminWebhookShowCmd(f), remove, disable, enable, newAdminWebhookRotateCmd(f)} {
 		cmd.AddCommand(withDBFlags(c))
 	}
 	return cmd
@@ -122,6 +123,9 @@ func printEndpoints(streams *IO, es []webhooks.Endpoint, backlogs map[string]web
 		}
 		b := backlogs[e.ID]
 		t.row(e.ID, e.MerchantID, string(e.Mode), e.URL, types, strconv.FormatBool(e.Enabled), strconv.Itoa(b.Pending))
+		if d := disabledNote(e); d != "" {
+			why = append(why, e.ID+": "+d)
+		}
 		switch {
 		case b.LastError != nil:
 			why = append(why, fmt.Sprintf("%s: %d pending; last attempt: %s", e.ID, b.Pending, clean(*b.LastError)))
@@ -138,4 +142,20 @@ func printEndpoints(streams *IO, es []webhooks.Endpoint, backlogs map[string]web
 		}
 	}
 	return nil
+}
+
+// disabledNote says why and since when an endpoint is disabled, "" when it
+// is enabled.
+func disabledNote(e webhooks.Endpoint) string {
+	if e.Enabled {
+		return ""
+	}
+	note := "disabled"
+	if e.DisabledReason != nil {
+		note += ": " + clean(*e.DisabledReason)
+	}
+	if e.DisabledAt != nil {
+		note += " (" + e.DisabledAt.UTC().Format(time.RFC3339) + ")"
+	}
+	return note
 }

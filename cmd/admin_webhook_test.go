@@ -1,11 +1,14 @@
 package cmd
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/tollgatehq/tollgate/daemon"
 	"github.com/tollgatehq/tollgate/internal/tenant"
+	"github.com/tollgatehq/tollgate/internal/webhooks"
 	"github.com/tollgatehq/tollgate/internal/webhooks/webhookstest"
 )
 
@@ -74,5 +77,53 @@ func TestAdminWebhookAddRefusesEmbeddedIPv4(t *testing.T) {
 	res := cliRun(t, nil, "admin", "webhook", "list", "--merchant", m, "--json", "--database-url", url)
 	if res.code != 0 || strings.TrimSpace(res.stdout) != "[]" {
 		t.Errorf("list after refusals: exit %d %s", res.code, res.stdout)
+	}
+}
+
+// A receiver that answers 410 Gone gets its endpoint disabled; `admin
+// webhook show` and `list` say why and when, and `enable` clears it.
+func TestAdminWebhookGoneDisables(t *testing.T) {
+	t.Parallel()
+	db, url := eventsDB(t)
+	startEventsDaemon(t, db, func(c *daemon.Config) {
+		c.AllowInsecureWebhooks = true
+		c.WebhookRetrySchedule = []time.Duration{20 * time.Millisecond}
+	})
+	m, _ := merchantKey(t, db)
+	rc := webhookstest.NewReceiver(t, nil)
+	rc.Status = func(int, webhookstest.Hook) int { return 410 }
+	e := webhookstest.Endpoint(t, db, m, rc.URL+"/gone")
+	webhookstest.Emit(t, db, tenant.Scope{MerchantID: m, Mode: tenant.Test}, "invoice.paid", map[string]any{})
+	webhookstest.Eventually(t, 30*time.Second, "the endpoint disabled", func() bool {
+		got, err := webhooks.Get(context.Background(), db, e.ID)
+		return err == nil && !got.Enabled
+	})
+	run := func(args ...string) cliResult {
+		return cliRun(t, nil, append(append([]string{"admin", "webhook"}, args...), "--database-url", url)...)
+	}
+	res := run("show", e.ID)
+	if res.code != 0 || !strings.Contains(res.stdout, "disabled: the endpoint answered 410 Gone (20") || !strings.Contains(res.stdout, "Pending:      1") {
+		t.Errorf("show: exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	res = run("show", e.ID, "--json")
+	if res.code != 0 || !strings.Contains(res.stdout, `"disabled_reason": "the endpoint answered 410 Gone"`) {
+		t.Errorf("show --json: exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	res = run("list", "--merchant", m)
+	if res.code != 0 || !strings.Contains(res.stdout, e.ID+": disabled: the endpoint answered 410 Gone") {
+		t.Errorf("list: exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	if n := rc.Count(); n != 1 {
+		t.Errorf("%d requests to a gone endpoint, want 1", n)
+	}
+	if res := run("enable", e.ID); res.code != 0 {
+		t.Fatalf("enable: %s", res.stderr)
+	}
+	res = run("show", e.ID)
+	if res.code != 0 || !strings.Contains(res.stdout, "State:        enabled") {
+		t.Errorf("show after enable: exit %d\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	if res := run("show", "we_nope"); res.code == 0 || !strings.Contains(res.stderr, "invalid_request") {
+		t.Errorf("show of an unknown id: exit %d %s", res.code, res.stderr)
 	}
 }

@@ -2,7 +2,9 @@ package daemon_test
 
 import (
 	"fmt"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -89,5 +91,41 @@ func TestDeliveryThreeHangingEndpointsOneHealthy(t *testing.T) {
 	}
 	if mostTotal > workers/2 {
 		t.Errorf("the hanging endpoints held %d senders at once, more than half of %d", mostTotal, workers)
+	}
+}
+
+// A 503 with Retry-After: 1 is tried again after the second it asks for
+// (within the schedule's bounds), not after the schedule's 20 ms step.
+func TestDeliveryHonoursRetryAfter(t *testing.T) {
+	t.Parallel()
+	b := setupListening(t, func(c *daemon.Config) {
+		c.AllowInsecureWebhooks = true
+		c.WebhookRetrySchedule = []time.Duration{20 * time.Millisecond, 20 * time.Millisecond, 5 * time.Second}
+	})
+	var mu sync.Mutex
+	var at []time.Time
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		mu.Lock()
+		at = append(at, time.Now())
+		first := len(at) == 1
+		mu.Unlock()
+		if first {
+			w.Header().Set("Retry-After", "1")
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	m := b.merchant("acme")
+	b.endpoint(m, srv.URL+"/busy")
+	ev := emit(t, b.db, tenant.Scope{MerchantID: m, Mode: tenant.Test}, "invoice.paid", map[string]any{})
+	ds := settled(t, b.db, ev.ID, 30*time.Second)
+	mu.Lock()
+	defer mu.Unlock()
+	if len(ds) != 1 || ds[0].Status != "succeeded" || len(at) != 2 {
+		t.Fatalf("deliveries %+v after %d requests", ds, len(at))
+	}
+	if gap := at[1].Sub(at[0]); gap < time.Second {
+		t.Errorf("retried %v after a 503 asking for 1 s", gap)
 	}
 }

@@ -71,6 +71,11 @@ func (d *deliverer) send(ctx context.Context, job webhooks.Job) webhooks.Result 
 	}
 	defer resp.Body.Close()
 	res.Status = resp.StatusCode
+	if res.Status == http.StatusTooManyRequests || res.Status == http.StatusServiceUnavailable {
+		if wait, ok := webhooks.ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now()); ok {
+			res.RetryAfter = &wait
+		}
+	}
 	res.Body, err = io.ReadAll(io.LimitReader(resp.Body, webhooks.MaxResponseBody))
 	res.Latency = time.Since(start)
 	if err != nil {

@@ -30,7 +30,11 @@ type Endpoint struct {
 	EventTypes    pq.StringArray `db:"event_types" json:"event_types"`
 	AllowInsecure bool           `db:"allow_insecure" json:"allow_insecure"`
 	Enabled       bool           `db:"enabled" json:"enabled"`
-	CreatedAt     time.Time      `db:"created_at" json:"created_at"`
+	// DisabledReason and DisabledAt say why and when a disabled endpoint
+	// was disabled (an operator, or a 410 Gone answer).
+	DisabledReason *string    `db:"disabled_reason" json:"disabled_reason"`
+	DisabledAt     *time.Time `db:"disabled_at" json:"disabled_at"`
+	CreatedAt      time.Time  `db:"created_at" json:"created_at"`
 }
 
 // Input registers an endpoint.
@@ -74,7 +78,13 @@ func ValidateURL(raw string, allowInsecure bool) error {
 	return nil
 }
 
-const columns = `merchant_id, mode, id, url, secret, event_types, allow_insecure, enabled, created_at`
+const columns = `merchant_id, mode, id, url, secret, event_types, allow_insecure, enabled, disabled_reason, disabled_at, created_at`
+
+// Reasons an endpoint is disabled.
+const (
+	DisabledByOperator = "disabled by an operator"
+	DisabledGone       = "the endpoint answered 410 Gone"
+)
 
 // Add registers an endpoint and returns it with its new secret (in
 // Endpoint.Secret), which the caller shows once.
@@ -131,12 +141,24 @@ func Remove(ctx context.Context, q store.Querier, endpointID string) error {
 	return store.Translate(err)
 }
 
-// SetEnabled enables or disables the endpoint.
+// Get returns one endpoint that is not removed. An unknown id is
+// invalid_request.
+func Get(ctx context.Context, q store.Querier, endpointID string) (Endpoint, error) {
+	var e Endpoint
+	err := q.GetContext(ctx, &e, `SELECT `+columns+` FROM webhook_endpoints WHERE id = $1 AND removed_at IS NULL`, endpointID)
+	if store.NotFound(err) {
+		return e, apperr.Field("endpoint", "no webhook endpoint %q", endpointID)
+	}
+	return e, store.Translate(err)
+}
+
+// SetEnabled enables the endpoint (clearing why it was disabled) or
+// disables it as an operator's decision.
 func SetEnabled(ctx context.Context, q store.Querier, endpointID string, enabled bool) error {
 	if enabled {
-		return update(ctx, q, endpointID, `enabled = true`)
+		return update(ctx, q, endpointID, `enabled = true, disabled_reason = NULL, disabled_at = NULL`)
 	}
-	return update(ctx, q, endpointID, `enabled = false`)
+	return update(ctx, q, endpointID, `enabled = false, disabled_reason = '`+DisabledByOperator+`', disabled_at = now()`)
 }
 
 func update(ctx context.Context, q store.Querier, endpointID, set string) error {

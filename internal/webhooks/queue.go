@@ -180,6 +180,9 @@ type Result struct {
 	Body      []byte // the start of the response body
 	// NotSent marks an exhausted job that was not sent (see Exhausted).
 	NotSent bool
+	// RetryAfter is the wait a 429 or 503 asked for (Retry-After); nil
+	// when it asked for none.
+	RetryAfter *time.Duration
 }
 
 // OK reports whether the attempt acknowledged the delivery (any 2xx).

@@ -3,6 +3,9 @@ package webhooks
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -31,8 +34,13 @@ type Answer struct {
 //
 // The answers' attempts and changes are written by one statement, however
 // many there are: a recorder commits the answers that arrived together.
+//
+// A 410 Gone disables the endpoint and records why (DisabledGone). A 429 or
+// 503 with a Retry-After is retried after the wait it asks for, held
+// within the schedule's shortest and longest step.
 func Record(ctx context.Context, tx *store.Tx, answers []Answer, schedule []time.Duration) error {
 	var w recordWrites
+	var gone []Job
 	for _, a := range answers {
 		job, r := a.Job, a.Result
 		for _, n := range job.Interrupted {
@@ -63,10 +71,22 @@ func Record(ctx context.Context, tx *store.Tx, answers []Answer, schedule []time
 			if n > len(schedule) {
 				next = StatusFailed
 			} else {
-				next, delay = StatusPending, schedule[n-1]
+				next, delay = StatusPending, retryDelay(schedule, n, r)
 			}
 		}
 		w.move(job, next, delay, r.StartedAt, status, lastErr)
+		if r.Err == "" && r.Status == http.StatusGone {
+			gone = append(gone, job)
+		}
+	}
+	for _, job := range gone {
+		// The receiver says the endpoint is gone for good: stop sending to
+		// it (its deliveries wait, pending, should it be enabled again).
+		_, err := tx.ExecContext(ctx, `UPDATE webhook_endpoints SET enabled = false, disabled_reason = $3, disabled_at = clock_timestamp()
+			WHERE merchant_id = $1 AND id = $2 AND enabled`, job.MerchantID, job.EndpointID, DisabledGone)
+		if err != nil {
+			return store.Translate(err)
+		}
 	}
 	if len(w.aDelivery) == 0 && len(w.mID) == 0 {
 		return nil
@@ -132,6 +152,39 @@ const recordSQL = `WITH a AS (
 const exhaustedSQL = `UPDATE webhook_deliveries SET status = 'failed', next_attempt_at = clock_timestamp(), leased_until = NULL,
 		last_error = coalesce(last_error, $4), updated_at = clock_timestamp()
 	WHERE merchant_id = $1 AND id = $2 AND attempts = $3`
+
+// retryDelay is how long after attempt n of its cycle a failed delivery is
+// tried again: the schedule's n-th step, or what a 429 or 503 asked for in
+// Retry-After, within the schedule's bounds.
+func retryDelay(schedule []time.Duration, n int, r Result) time.Duration {
+	delay := schedule[n-1]
+	if r.RetryAfter == nil || (r.Status != http.StatusTooManyRequests && r.Status != http.StatusServiceUnavailable) {
+		return delay
+	}
+	lo, hi := slices.Min(schedule), slices.Max(schedule)
+	return min(max(*r.RetryAfter, lo), hi)
+}
+
+// ParseRetryAfter reads a Retry-After header: a number of seconds or an
+// HTTP date (a date in the past is a wait of zero). ok is false when the
+// value is neither.
+func ParseRetryAfter(v string, now time.Time) (wait time.Duration, ok bool) {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0, false
+	}
+	if secs, err := strconv.ParseInt(v, 10, 64); err == nil {
+		if secs < 0 {
+			return 0, false
+		}
+		return time.Duration(min(secs, int64(365*24*3600))) * time.Second, true
+	}
+	at, err := http.ParseTime(v)
+	if err != nil {
+		return 0, false
+	}
+	return max(at.Sub(now), 0), true
+}
 
 func ptr[T any](v T) *T { return &v }
 
