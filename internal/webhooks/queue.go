@@ -116,7 +116,7 @@ const dueSQL = `SELECT merchant_id, id, endpoint_id FROM webhook_due_deliveries(
 // has leased meanwhile is no longer due and is skipped too.
 const claimSQL = `
 WITH leased AS (
-	UPDATE webhook_deliveries d SET attempts = d.attempts + 1,
+	UPDATE webhook_deliveries d SET attempts = d.attempts + 1, leased_at = clock_timestamp(),
 		leased_until = clock_timestamp() + $3 * interval '1 microsecond', updated_at = clock_timestamp()
 	WHERE d.ctid = ANY (ARRAY(SELECT x.row FROM unnest($1::text[], $2::text[]) AS c(merchant_id, id)
 			CROSS JOIN LATERAL (SELECT f.ctid AS row FROM webhook_deliveries f WHERE f.id = c.id AND f.merchant_id = c.merchant_id
@@ -125,6 +125,18 @@ WITH leased AS (
 		AND EXISTS (SELECT 1 FROM webhook_endpoints w WHERE w.id = d.endpoint_id AND w.merchant_id = d.merchant_id AND w.enabled)
 	RETURNING d.merchant_id, d.mode, d.id, d.event_id, d.endpoint_id, d.status, d.attempts, d.cycle_start,
 		d.next_attempt_at, d.last_attempt_at, d.last_status, d.last_error, d.created_at, d.updated_at
+), interrupted AS (
+	-- The row as it was before this statement (a WITH's changes are not
+	-- visible to its siblings): a lease still set means the attempt it
+	-- covered was never recorded. It is recorded now, at the time it was
+	-- claimed and sent, so a later crash cannot lose that time too.
+	INSERT INTO webhook_attempts (merchant_id, mode, delivery_id, attempt, started_at, latency_us, error, response_body)
+	SELECT l.merchant_id, l.mode, l.id, l.attempts - 1,
+		coalesce(o.leased_at, o.leased_until - $3 * interval '1 microsecond'), 0, '` + interruptedError + `', ''
+	FROM leased l CROSS JOIN LATERAL (SELECT o.leased_at, o.leased_until FROM webhook_deliveries o
+		WHERE o.merchant_id = l.merchant_id AND o.id = l.id OFFSET 0) o
+	WHERE o.leased_until IS NOT NULL AND l.attempts > 1
+	ON CONFLICT DO NOTHING
 )
 SELECT l.*, coalesce((SELECT max(a.attempt) FROM webhook_attempts a WHERE a.merchant_id = l.merchant_id AND a.delivery_id = l.id), 0) AS recorded,
 	w.url, w.secret, w.previous_secret, coalesce(w.previous_secret_expires_at > now(), false) AS previous_ok,
