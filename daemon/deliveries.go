@@ -40,6 +40,8 @@ const (
 	drainBody = 64 << 10
 	// recordBatch bounds the answers one recording transaction commits.
 	recordBatch = 64
+	// recorders is how many recording transactions may run at once.
+	recorders = 4
 )
 
 // deliverer sends webhook attempts and records them.
@@ -150,25 +152,36 @@ func (d *deliverer) release(job webhooks.Job) {
 	<-d.slots
 }
 
-// record runs until stop is closed and the senders are done, committing
-// the answers that arrive together in one transaction.
+// record runs until stop is closed and the senders are done. Its
+// recorders each commit the answers that arrive together in one
+// transaction; there are several, so an answer does not wait behind
+// another batch's commit: until it is on record, a crash makes the
+// endpoint's answer lost and the attempt is sent again.
 func (d *deliverer) record(stop <-chan struct{}) {
 	defer close(d.recorded)
-	for {
-		var batch []webhooks.Answer
-		select {
-		case a, ok := <-d.records:
-			if !ok {
-				return
-			}
-			batch = append(batch, a)
-		case <-stop:
-			// Senders still in flight finish (or are cancelled) and send
-			// their answers; closing records after them ends the loop.
-			go func() { d.sending.Wait(); close(d.records) }()
-			stop = nil
-			continue
-		}
+	go func() {
+		<-stop
+		// Senders still in flight finish (or are cancelled) and send
+		// their answers; closing records after them ends the recorders.
+		d.sending.Wait()
+		close(d.records)
+	}()
+	var wg sync.WaitGroup
+	for range recorders {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			d.recordAnswers()
+		}()
+	}
+	wg.Wait()
+}
+
+// recordAnswers commits answers as they come, each time those that are
+// waiting (up to recordBatch), until records is closed.
+func (d *deliverer) recordAnswers() {
+	for a := range d.records {
+		batch := []webhooks.Answer{a}
 	fill:
 		for len(batch) < recordBatch {
 			select {
