@@ -92,7 +92,9 @@ func (d *deliverer) job(r *jobs.Runner) jobs.Job {
 	d.kick = func() { r.Kick(jobDeliveries) }
 	return jobs.Job{
 		Name: jobDeliveries, Run: d.claim, Every: deliveryPoll, Wake: events.DeliveryChannel,
-		Next: func(ctx context.Context, _ time.Time) (time.Time, bool, error) { return webhooks.NextDue(ctx, d.db) },
+		Next: func(ctx context.Context, claimedAt time.Time) (time.Time, bool, error) {
+			return webhooks.NextDue(ctx, d.db, claimedAt)
+		},
 	}
 }
 

@@ -73,3 +73,35 @@ func TestClaimRecordsInterruptedAttemptAtItsSendTime(t *testing.T) {
 		}
 	}
 }
+
+// A retry that fell due while a claim ran (after it started, before it
+// ended) is what NextDue returns, in the past, so the worker claims again
+// at once instead of at the next poll; one due before the claim began (not
+// claimable: its endpoint is full or disabled) and one leased are not.
+func TestNextDueCatchesWhatFellDueDuringTheClaim(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := testdb.Open(t)
+	execAll(t, db,
+		`INSERT INTO merchants (id, name) VALUES ('mer_nd', 'nd')`,
+		`INSERT INTO webhook_endpoints (merchant_id, mode, id, url, secret) VALUES ('mer_nd', 'test', 'we_nd', 'https://hooks.example.com/a', 's')`,
+		`INSERT INTO events (merchant_id, mode, id, type, data)
+			SELECT 'mer_nd', 'test', 'evt_' || n, 'invoice.created', '{}' FROM generate_series(1, 3) n`,
+		`INSERT INTO webhook_deliveries (merchant_id, mode, id, event_id, endpoint_id, next_attempt_at, leased_until) VALUES
+			('mer_nd', 'test', 'dlv_before', 'evt_1', 'we_nd', now() - interval '10 seconds', NULL),
+			('mer_nd', 'test', 'dlv_leased', 'evt_2', 'we_nd', now() - interval '2 seconds', now() + interval '10 seconds'),
+			('mer_nd', 'test', 'dlv_during', 'evt_3', 'we_nd', now() - interval '1 second', NULL)`,
+	)
+	var dbNow time.Time
+	if err := db.GetContext(ctx, &dbNow, `SELECT now()`); err != nil {
+		t.Fatal(err)
+	}
+	at, ok, err := NextDue(ctx, db, dbNow.Add(-5*time.Second))
+	if err != nil || !ok || dbNow.Sub(at) < 500*time.Millisecond || dbNow.Sub(at) > 2*time.Second {
+		t.Errorf("NextDue: %v %v %v; want dlv_during's, about 1 s ago", at, ok, err)
+	}
+	// A caller's clock ahead of the database's is held to it.
+	if _, ok, err := NextDue(ctx, db, dbNow.Add(time.Hour)); err != nil || ok {
+		t.Errorf("with a clock an hour ahead: %v %v; want none", ok, err)
+	}
+}

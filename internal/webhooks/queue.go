@@ -200,11 +200,18 @@ type Result struct {
 // OK reports whether the attempt acknowledged the delivery (any 2xx).
 func (r Result) OK() bool { return r.Err == "" && r.Status >= 200 && r.Status < 300 }
 
-// NextDue returns when the earliest pending delivery that is not yet due
-// becomes due; ok is false when there is none.
-func NextDue(ctx context.Context, q store.Querier) (at time.Time, ok bool, err error) {
+// NextDue returns when the earliest pending delivery that was not yet due
+// at since (when the claim that found nothing started) falls due; ok is
+// false when there is none. A delivery that fell due while that claim ran
+// is returned too, in the past, so the worker claims again at once:
+// filtered on "not yet due now", a retry due a few milliseconds after a
+// claim began waited for the next poll. since is held to the database's
+// clock, should the caller's run ahead of it.
+func NextDue(ctx context.Context, q store.Querier, since time.Time) (at time.Time, ok bool, err error) {
 	var t *time.Time
-	err = q.GetContext(ctx, &t, `SELECT min(next_attempt_at) FROM webhook_deliveries WHERE status = 'pending' AND next_attempt_at > now()`)
+	err = q.GetContext(ctx, &t, `SELECT min(next_attempt_at) FROM webhook_deliveries
+		WHERE status = 'pending' AND next_attempt_at > least($1::timestamptz, now())
+			AND (leased_until IS NULL OR leased_until <= now())`, since)
 	if err != nil || t == nil {
 		return time.Time{}, false, store.Translate(err)
 	}
