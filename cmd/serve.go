@@ -52,6 +52,7 @@ chain, --clock chain bills by the chain's time (tollgate help live-mode).`,
 	fl.String("dunning-schedule", "24h,72h,120h", "when a failed subscription renewal is retried, as offsets from the failure, comma separated")
 	fl.Duration("usage-grace", time.Hour, "how long after a metered period ends its usage is rated (late events within it still count)")
 	fl.Duration("event-retention", events.DefaultRetention, "how long events, their deliveries and attempts are kept (at least 30 days is the promise)")
+	limitFlags(fl)
 	dbFlags(cmd)
 	chainFlags(cmd)
 	serveChainFlags(cmd)
@@ -87,6 +88,9 @@ func (f *Factory) serveConfig() (daemon.Config, error) {
 		return cfg, usageError("--usage-grace must be positive")
 	}
 	cfg.Chain = f.chainConfig()
+	if err := f.limitConfig(&cfg); err != nil {
+		return cfg, err
+	}
 	for class, n := range f.v.GetStringMap("rate_limit_per_minute") {
 		c := ratelimit.Class(class)
 		if _, known := cfg.Limits[c]; !known {

@@ -36,6 +36,11 @@ type Config struct {
 	// ingestion bodies.
 	MaxBodyBytes      int64
 	MaxBatchBodyBytes int64
+	// MCPMaxBatch bounds the messages of one JSON-RPC batch on the tool
+	// server (batches exist only up to revision 2025-03-26), and
+	// MCPMaxResponseBytes the size of a batch's answer.
+	MCPMaxBatch         int
+	MCPMaxResponseBytes int
 	// DeliveryWorkers bounds the webhook attempts in flight at once; no
 	// endpoint gets more than DeliveriesPerEndpoint of them, nor more than
 	// its share among the endpoints in play, and slow ones are cut back
@@ -76,6 +81,8 @@ func Defaults() Config {
 		WebhookRetrySchedule:  []time.Duration{time.Minute, 5 * time.Minute, 30 * time.Minute, 120 * time.Minute},
 		MaxBodyBytes:          1 << 20,
 		MaxBatchBodyBytes:     8 << 20,
+		MCPMaxBatch:           16,
+		MCPMaxResponseBytes:   4 << 20,
 		DeliveryWorkers:       64,
 		DeliveriesPerEndpoint: 32,
 		EventRetention:        events.DefaultRetention,
@@ -121,6 +128,12 @@ func (c *Config) Validate() error {
 	}
 	if c.MaxBatchBodyBytes <= 0 {
 		c.MaxBatchBodyBytes = d.MaxBatchBodyBytes
+	}
+	if c.MCPMaxBatch <= 0 {
+		c.MCPMaxBatch = d.MCPMaxBatch
+	}
+	if c.MCPMaxResponseBytes <= 0 {
+		c.MCPMaxResponseBytes = d.MCPMaxResponseBytes
 	}
 	if c.DeliveryWorkers <= 0 {
 		c.DeliveryWorkers = d.DeliveryWorkers

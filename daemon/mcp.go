@@ -179,44 +179,79 @@ func (s *Server) runTool(ctx context.Context, t tool, p MCPPrincipal, raw json.R
 	return t.run(s, &call{ctx: ctx, p: p.Principal, args: args})
 }
 
-// serveMCP serves POST /api/mcp.
+// serveMCP serves POST /api/mcp: the credential, the Content-Type, the
+// rate limit for one message, the body screened (screenMCP), the rest of
+// the rate limit for a batch's other messages, the scopes of the tools it
+// calls, and then the SDK, whose answer to a batch is held to
+// --mcp-max-response-bytes.
 func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 	p, err := s.AuthenticateMCP(r)
+	if err == nil && !isJSON(r.Header.Get("Content-Type")) {
+		err = &apperr.Error{Code: apperr.InvalidRequest, Status: http.StatusUnsupportedMediaType, Message: "Content-Type must be 'application/json'"}
+	}
+	if err == nil {
+		err = s.limitMCP(w, r, p, 1)
+	}
+	if err != nil {
+		dropBody(w, r)
+		s.WriteBearerError(w, r, err)
+		return
+	}
+	raw, err := readBody(w, r, s.cfg.MaxBodyBytes)
 	if err != nil {
 		s.WriteBearerError(w, r, err)
 		return
 	}
-	if err := s.admitMCP(w, r, p); err != nil {
+	body, refusal := s.screenMCP(r, raw)
+	if refusal != nil {
+		refusal.write(w)
+		return
+	}
+	if err := s.admitMCP(w, r, p, body); err != nil {
 		s.WriteBearerError(w, r, err)
 		return
 	}
+	r.Body = io.NopCloser(bytes.NewReader(raw))
 	ew := &envelopeWriter{ResponseWriter: w}
-	s.mcp.ServeHTTP(ew, r.WithContext(context.WithValue(r.Context(), mcpPrincipalKey{}, p)))
+	ctx := context.WithValue(r.Context(), mcpPrincipalKey{}, p)
+	if body.batch {
+		cw := newCappedWriter(s.cfg.MCPMaxResponseBytes)
+		s.mcp.ServeHTTP(cw, r.WithContext(ctx))
+		cw.replay(ew)
+	} else {
+		s.mcp.ServeHTTP(ew, r.WithContext(ctx))
+	}
 	ew.finish(func(err error) { writeError(w, r, s.log, err) })
 }
 
-// admitMCP applies the tool server's rate limit (per credential: the API
-// key, or the OAuth client's merchant, mode and client) and refuses, with
-// a 403 insufficient_scope challenge, a call of a tool the credential's
-// scopes do not cover. The body is read and put back for the SDK.
-func (s *Server) admitMCP(w http.ResponseWriter, r *http.Request, p MCPPrincipal) error {
-	if s.cfg.RateLimits {
-		d, err := s.limiter.Allow(r.Context(), p.RateKey(), ratelimit.ClassMCP)
-		if err != nil {
-			return err
-		}
-		if !d.Allowed {
-			secs := max(int(math.Ceil(d.RetryAfter.Seconds())), 1)
-			w.Header().Set("Retry-After", strconv.Itoa(secs))
-			return apperr.New(apperr.RateLimited, "rate limit of %d requests per minute exceeded for %s; retry in %d s", d.Limit, ratelimit.ClassMCP, secs)
-		}
+// limitMCP counts n messages against the tool server's rate limit, per
+// credential: the API key, or the OAuth client's merchant, mode and
+// client. Every message of a batch counts, as many separate requests
+// would.
+func (s *Server) limitMCP(w http.ResponseWriter, r *http.Request, p MCPPrincipal, n int) error {
+	if !s.cfg.RateLimits || n <= 0 {
+		return nil
 	}
-	body, err := readBody(w, r, s.cfg.MaxBodyBytes)
+	d, err := s.limiter.AllowN(r.Context(), p.RateKey(), ratelimit.ClassMCP, n)
 	if err != nil {
 		return err
 	}
-	r.Body = io.NopCloser(bytes.NewReader(body))
-	for _, name := range calledTools(body) {
+	if !d.Allowed {
+		secs := max(int(math.Ceil(d.RetryAfter.Seconds())), 1)
+		w.Header().Set("Retry-After", strconv.Itoa(secs))
+		return apperr.New(apperr.RateLimited, "rate limit of %d requests per minute exceeded for %s (each message of a batch counts); retry in %d s", d.Limit, ratelimit.ClassMCP, secs)
+	}
+	return nil
+}
+
+// admitMCP counts a batch's other messages against the rate limit and
+// refuses, with a 403 insufficient_scope challenge, a call of a tool the
+// credential's scopes do not cover.
+func (s *Server) admitMCP(w http.ResponseWriter, r *http.Request, p MCPPrincipal, body mcpBody) error {
+	if err := s.limitMCP(w, r, p, len(body.msgs)-1); err != nil {
+		return err
+	}
+	for _, name := range calledTools(body.msgs) {
 		if t, ok := s.toolsByName[name]; ok {
 			if err := s.RequireScope(p, t.scope()); err != nil {
 				return err
@@ -226,16 +261,12 @@ func (s *Server) admitMCP(w http.ResponseWriter, r *http.Request, p MCPPrincipal
 	return nil
 }
 
-// calledTools returns the names of the tools a JSON-RPC message (or
-// batch) calls, read as the SDK reads them: its message decoder, and
-// case-sensitive field names (segmentio's decoder, the SDK's own), so no
-// spelling the SDK would run escapes this check. Anything unparseable is
-// left for the SDK to refuse.
-func calledTools(body []byte) []string {
-	var raws []json.RawMessage
-	if err := segjson.Unmarshal(body, &raws); err != nil {
-		raws = []json.RawMessage{body}
-	}
+// calledTools returns the names of the tools JSON-RPC messages call, read
+// as the SDK reads them: its message decoder, and case-sensitive field
+// names (segmentio's decoder, the SDK's own), so no spelling the SDK would
+// run escapes this check. Anything unparseable is left for the SDK to
+// refuse.
+func calledTools(raws []json.RawMessage) []string {
 	var names []string
 	for _, raw := range raws {
 		msg, err := jsonrpc.DecodeMessage(raw)

@@ -3,6 +3,7 @@ package daemon
 import (
 	"bytes"
 	"encoding/json"
+	"net/http"
 	"slices"
 	"testing"
 
@@ -15,9 +16,10 @@ import (
 	"github.com/tollgatehq/tollgate/internal/page"
 )
 
-// FuzzCalledTools reads arbitrary bodies as the scope check before the SDK
-// does: never a panic, and every call the SDK would make of a message or
-// batch is found, so none slips past its scope.
+// FuzzCalledTools reads arbitrary bodies as the transport's screen and
+// scope check before the SDK do (at a revision with batches): never a
+// panic, and every call the SDK would make of a message or batch the
+// screen lets through is found, so none slips past its scope.
 func FuzzCalledTools(f *testing.F) {
 	for _, s := range []string{
 		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"create_invoice","arguments":{}}}`,
@@ -26,13 +28,22 @@ func FuzzCalledTools(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
+	s := &Server{cfg: Config{MCPMaxBatch: 1 << 20}}
+	r, _ := http.NewRequest("POST", "/api/mcp", nil)
+	r.Header.Set("MCP-Protocol-Version", lastBatchRevision)
 	f.Fuzz(func(t *testing.T, body []byte) {
-		names := calledTools(body)
+		screened, refusal := s.screenMCP(r, body)
+		if refusal != nil {
+			return
+		}
+		names := calledTools(screened.msgs)
 		// What the SDK will run: its own decoder over the message, then
 		// the params as it reads them.
 		var raws []json.RawMessage
 		if segjson.Unmarshal(body, &raws) != nil {
 			raws = []json.RawMessage{body}
+		} else if !screened.batch {
+			t.Fatalf("%s: a batch to the SDK, one message to the screen", body)
 		}
 		for _, raw := range raws {
 			msg, err := jsonrpc.DecodeMessage(raw)

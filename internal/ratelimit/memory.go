@@ -68,7 +68,16 @@ func NewMemory(limits map[Class]int, now func() time.Time) *Memory {
 // were already admitted for key and class in the last Window; a denied
 // request is not counted. For an unlimited class it returns Allowed true and
 // Limit 0 without recording anything. The error is always nil; ctx is unused.
-func (m *Memory) Allow(_ context.Context, key string, class Class) (Decision, error) {
+func (m *Memory) Allow(ctx context.Context, key string, class Class) (Decision, error) {
+	return m.AllowN(ctx, key, class, 1)
+}
+
+// AllowN counts n requests at once (a JSON-RPC batch's calls): all of them
+// are admitted and counted, or none is, when fewer than n fit in the
+// window. n above the class's limit never fits; its RetryAfter is a full
+// Window.
+func (m *Memory) AllowN(_ context.Context, key string, class Class, n int) (Decision, error) {
+	n = max(n, 1)
 	limit := m.limits[class]
 	if limit <= 0 {
 		return Decision{Allowed: true}, nil
@@ -91,11 +100,17 @@ func (m *Memory) Allow(_ context.Context, key string, class Class) (Decision, er
 		sh.logs[bk] = log
 	}
 	log.expire(now)
-	if log.n < limit {
-		log.push(now, limit)
+	if log.n+n <= limit {
+		for range n {
+			log.push(now, limit)
+		}
 		return Decision{Allowed: true, Limit: limit, Remaining: limit - log.n}, nil
 	}
-	retry := log.oldest().Add(Window).Sub(now)
+	if n > limit {
+		return Decision{Allowed: false, Limit: limit, RetryAfter: Window}, nil
+	}
+	// The n-th oldest entry leaving the window makes room for n.
+	retry := log.at(log.n + n - limit - 1).Add(Window).Sub(now)
 	// Only a clock that went backwards can push retry past Window.
 	retry = min(max(retry, time.Nanosecond), Window)
 	return Decision{Allowed: false, Limit: limit, Remaining: 0, RetryAfter: retry}, nil
@@ -139,7 +154,8 @@ type ring struct {
 	n    int // number of entries
 }
 
-func (r *ring) oldest() time.Time { return r.buf[r.head] }
+// at is the i-th oldest entry (0 is the oldest).
+func (r *ring) at(i int) time.Time { return r.buf[(r.head+i)%len(r.buf)] }
 
 func (r *ring) newest() time.Time { return r.buf[(r.head+r.n-1)%len(r.buf)] }
 

@@ -267,8 +267,8 @@ func TestConcurrentSlidingClock(t *testing.T) {
 			t.Fatalf("log out of order at %d: %v before %v", i, cur, prev)
 		}
 	}
-	if r.n > 0 && r.newest().Sub(r.oldest()) >= Window {
-		t.Fatalf("log spans %v, not within one Window", r.newest().Sub(r.oldest()))
+	if r.n > 0 && r.newest().Sub(r.at(0)) >= Window {
+		t.Fatalf("log spans %v, not within one Window", r.newest().Sub(r.at(0)))
 	}
 }
 
@@ -295,4 +295,28 @@ func BenchmarkMemoryAllowParallelManyKeys(b *testing.B) {
 			i++
 		}
 	})
+}
+
+// A batch counts each of its calls: n at once fit or none does, and the
+// wait is until enough of the window's entries leave it.
+func TestAllowN(t *testing.T) {
+	now := time.Unix(1_000_000, 0)
+	m := NewMemory(map[Class]int{ClassMCP: 10}, func() time.Time { return now })
+	ctx := context.Background()
+	if d, _ := m.AllowN(ctx, "k", ClassMCP, 11); d.Allowed || d.RetryAfter != Window {
+		t.Fatalf("more than the limit at once: %+v", d)
+	}
+	if d, _ := m.AllowN(ctx, "k", ClassMCP, 6); !d.Allowed || d.Remaining != 4 {
+		t.Fatalf("6 of 10: %+v", d)
+	}
+	now = now.Add(10 * time.Second)
+	if d, _ := m.AllowN(ctx, "k", ClassMCP, 3); !d.Allowed || d.Remaining != 1 {
+		t.Fatalf("3 more: %+v", d)
+	}
+	if d, _ := m.AllowN(ctx, "k", ClassMCP, 2); d.Allowed || d.RetryAfter != 50*time.Second {
+		t.Fatalf("2 more with room for 1: %+v", d)
+	}
+	if d, _ := m.Allow(ctx, "k", ClassMCP); !d.Allowed || d.Remaining != 0 {
+		t.Fatalf("the last one: %+v", d)
+	}
 }

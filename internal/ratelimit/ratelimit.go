@@ -101,4 +101,6 @@ type Limiter interface {
 	// shared store was unreachable); the Decision is then meaningless and the
 	// caller chooses whether to fail open or closed.
 	Allow(ctx context.Context, key string, class Class) (Decision, error)
+	// AllowN is Allow for n requests at once: all are counted, or none.
+	AllowN(ctx context.Context, key string, class Class, n int) (Decision, error)
 }
