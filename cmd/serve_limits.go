@@ -12,11 +12,23 @@ import (
 func limitFlags(fl *pflag.FlagSet) {
 	d := daemon.Defaults()
 	fl.Int("mcp-max-batch", d.MCPMaxBatch, "most messages in one JSON-RPC batch on /api/mcp (batches exist only at MCP revision 2025-03-26 and older)")
+	fl.Int("max-connections", d.MaxConnections, "most open HTTP connections (kept below the process's file-handle limit); past it, the longest-waiting idle one is closed")
+	fl.Int("max-connections-per-ip", d.MaxConnectionsPerIP, "most open HTTP connections from one peer address")
+	fl.Duration("idle-timeout", d.IdleTimeout, "how long a keep-alive connection may wait for its next request")
 	fl.Int("mcp-max-response-bytes", d.MCPMaxResponseBytes, "largest answer to one JSON-RPC batch on /api/mcp, in bytes")
 }
 
 // limitConfig reads the limit flags into cfg.
 func (f *Factory) limitConfig(cfg *daemon.Config) error {
+	if cfg.MaxConnections = f.v.GetInt("max_connections"); cfg.MaxConnections < 64 {
+		return usageError("--max-connections must be at least 64")
+	}
+	if cfg.MaxConnectionsPerIP = f.v.GetInt("max_connections_per_ip"); cfg.MaxConnectionsPerIP < 1 {
+		return usageError("--max-connections-per-ip must be at least 1")
+	}
+	if cfg.IdleTimeout = f.v.GetDuration("idle_timeout"); cfg.IdleTimeout <= 0 {
+		return usageError("--idle-timeout must be positive")
+	}
 	if cfg.MCPMaxBatch = f.v.GetInt("mcp_max_batch"); cfg.MCPMaxBatch < 1 {
 		return usageError("--mcp-max-batch must be at least 1")
 	}

@@ -41,6 +41,13 @@ type Config struct {
 	// MCPMaxResponseBytes the size of a batch's answer.
 	MCPMaxBatch         int
 	MCPMaxResponseBytes int
+	// MaxConnections bounds the open connections (capped below the
+	// process's file-handle limit at start), MaxConnectionsPerIP those
+	// from one peer address; IdleTimeout closes a keep-alive connection
+	// that has waited that long for its next request (connlimit.go).
+	MaxConnections      int
+	MaxConnectionsPerIP int
+	IdleTimeout         time.Duration
 	// DeliveryWorkers bounds the webhook attempts in flight at once; no
 	// endpoint gets more than DeliveriesPerEndpoint of them, nor more than
 	// its share among the endpoints in play, and slow ones are cut back
@@ -83,6 +90,9 @@ func Defaults() Config {
 		MaxBatchBodyBytes:     8 << 20,
 		MCPMaxBatch:           16,
 		MCPMaxResponseBytes:   4 << 20,
+		MaxConnections:        4096,
+		MaxConnectionsPerIP:   256,
+		IdleTimeout:           30 * time.Second,
 		DeliveryWorkers:       64,
 		DeliveriesPerEndpoint: 32,
 		EventRetention:        events.DefaultRetention,
@@ -134,6 +144,15 @@ func (c *Config) Validate() error {
 	}
 	if c.MCPMaxResponseBytes <= 0 {
 		c.MCPMaxResponseBytes = d.MCPMaxResponseBytes
+	}
+	if c.MaxConnections <= 0 {
+		c.MaxConnections = d.MaxConnections
+	}
+	if c.MaxConnectionsPerIP <= 0 {
+		c.MaxConnectionsPerIP = d.MaxConnectionsPerIP
+	}
+	if c.IdleTimeout <= 0 {
+		c.IdleTimeout = d.IdleTimeout
 	}
 	if c.DeliveryWorkers <= 0 {
 		c.DeliveryWorkers = d.DeliveryWorkers

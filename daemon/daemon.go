@@ -44,6 +44,7 @@ func Start(cfg Config, db *store.DB, log *slog.Logger) (*Daemon, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	cfg.MaxConnections = min(cfg.MaxConnections, fileHandleRoom())
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		if errors.Is(err, syscall.EADDRINUSE) {
@@ -87,20 +88,22 @@ func Start(cfg Config, db *store.DB, log *slog.Logger) (*Daemon, error) {
 			return nil, err
 		}
 	}
+	limited := newConnLimiter(ln, cfg.MaxConnections, cfg.MaxConnectionsPerIP, s.metrics.registry)
 	d := &Daemon{
 		Server: s, URL: url, Addr: addr, runner: runner, deliveries: deliveries, ethClient: ethClient,
 		stopRecord: make(chan struct{}), done: make(chan struct{}),
 		srv: &http.Server{
 			Handler:           s,
-			ReadHeaderTimeout: 10 * time.Second,
+			ReadHeaderTimeout: 5 * time.Second,
 			ReadTimeout:       60 * time.Second,
 			WriteTimeout:      60 * time.Second,
-			IdleTimeout:       120 * time.Second,
+			IdleTimeout:       cfg.IdleTimeout,
+			ConnState:         limited.connState,
 			ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 		},
 	}
 	go func() {
-		err := d.srv.Serve(ln)
+		err := d.srv.Serve(limited)
 		if errors.Is(err, http.ErrServerClosed) {
 			err = nil
 		}

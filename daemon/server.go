@@ -50,6 +50,8 @@ type Server struct {
 	toolsByName map[string]tool
 	// openapi is the API description, built once.
 	openapi []byte
+	// anonymous bounds the requests without a credential in flight.
+	anonymous anonymousGate
 }
 
 // NewServer builds the route table and middleware over db; cfg must be
@@ -63,6 +65,7 @@ func NewServer(cfg Config, db *store.DB, log *slog.Logger, limiter ratelimit.Lim
 		checker: entitlements.NewChecker(db), metrics: newMetrics(db), baseURL: cfg.BaseURL, credits: credits.NewBatcher(db),
 		invoices: invoices.NewCreates(db)}
 	s.oauth = newOAuthServer(s)
+	s.anonymous.max = int64(cfg.MaxConnections - connectionReserve(cfg.MaxConnections))
 	if r, ok := cfg.LiveRail.(*chainrail.Rail); ok {
 		s.onchain = r
 		s.registerChainMetrics()
