@@ -28,6 +28,7 @@ type registrationJSON struct {
 // register is dynamic client registration (RFC 7591) of public clients.
 func (o *oauthServer) register(w http.ResponseWriter, r *http.Request) {
 	if !hasMediaType(r, "application/json") {
+		dropBody(w, r)
 		o.writeOAuthError(w, r, &oauth.Error{Code: oauth.InvalidClientMetadata, Description: "the body must be JSON (Content-Type: application/json)"})
 		return
 	}
@@ -109,6 +110,8 @@ func (o *oauthServer) revoke(w http.ResponseWriter, r *http.Request) {
 // formBody reads a form-encoded request body, bounded.
 func (o *oauthServer) formBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
 	if !hasMediaType(r, "application/x-www-form-urlencoded") {
+		// Answered from the headers: the body is not waited for.
+		dropBody(w, r)
 		return nil, &oauth.Error{Code: oauth.InvalidRequest, Description: "the body must be application/x-www-form-urlencoded"}
 	}
 	body, err := readLimited(w, r, oauth.MaxTokenRequestBytes)
