@@ -160,7 +160,7 @@ func (s *Server) pageError(r *http.Request, err error) (*apperr.Error, int) {
 	e, ok := apperr.As(err)
 	switch {
 	case ok:
-	case store.Unavailable(err), errors.Is(err, context.Canceled) && r.Context().Err() != nil:
+	case store.Unavailable(err), errors.Is(r.Context().Err(), context.Canceled):
 		e = &apperr.Error{Code: apperr.ServiceUnavailable, Message: "the service is busy or restarting; nothing was charged, try again shortly"}
 	default:
 		s.log.ErrorContext(r.Context(), "checkout", "err", err, "request_id", requestID(r.Context()))

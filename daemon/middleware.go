@@ -19,6 +19,11 @@ import (
 // APIVersion is sent as wc-version on every response, errors included.
 const APIVersion = "2026-07-01"
 
+// statusClientClosed is the status logs and metrics give a request whose
+// client hung up before its answer (nginx's 499): whatever was written,
+// nobody read it.
+const statusClientClosed = 499
+
 type ctxKey int
 
 const (
@@ -74,15 +79,21 @@ func (s *Server) instrument(next http.Handler) http.Handler {
 		m := httpsnoop.CaptureMetrics(next, w, r.WithContext(ctx))
 		elapsed := time.Since(start)
 		method := methodLabel(r.Method)
-		s.metrics.requests.WithLabelValues(info.pattern, method, strconv.Itoa(m.Code)).Inc()
-		s.metrics.latency.WithLabelValues(info.pattern, method).Observe(elapsed.Seconds())
-		level := slog.LevelInfo
-		if m.Code >= 500 {
+		status, level, msg := m.Code, slog.LevelInfo, "request"
+		switch {
+		case m.Code >= 500 && ctx.Err() != nil:
+			// The client hung up before its answer, and the failure is
+			// that: no fault of the server's, so no 5xx for alerts to
+			// count, anyone being able to hang up.
+			status, msg = statusClientClosed, "request cancelled by the client"
+		case m.Code >= 500:
 			level = slog.LevelError
 		}
-		s.log.LogAttrs(ctx, level, "request",
+		s.metrics.requests.WithLabelValues(info.pattern, method, strconv.Itoa(status)).Inc()
+		s.metrics.latency.WithLabelValues(info.pattern, method).Observe(elapsed.Seconds())
+		s.log.LogAttrs(ctx, level, msg,
 			slog.String("request_id", rid), slog.String("method", truncate(r.Method, 32)), slog.String("path", truncate(r.URL.Path, 256)),
-			slog.String("route", info.pattern), slog.Int("status", m.Code), slog.Int64("bytes", m.Written),
+			slog.String("route", info.pattern), slog.Int("status", status), slog.Int64("bytes", m.Written),
 			slog.Duration("duration", elapsed), slog.String("remote", r.RemoteAddr))
 	})
 }

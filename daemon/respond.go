@@ -88,8 +88,10 @@ func apiError(ctx context.Context, log *slog.Logger, err error) *apperr.Error {
 	case ok:
 	case store.Unavailable(err):
 		e = &apperr.Error{Code: apperr.ServiceUnavailable, Message: "the database is unavailable; retry shortly"}
-	case errors.Is(err, context.Canceled) && ctx.Err() != nil:
-		// The client went away; nobody reads this response.
+	case errors.Is(err, context.Canceled) && ctx.Err() != nil, errors.Is(ctx.Err(), context.Canceled):
+		// The client went away, and whatever failed did so for that;
+		// nobody reads this response, and instrument logs it as the
+		// client's cancellation.
 		e = &apperr.Error{Code: apperr.ServiceUnavailable, Message: "request cancelled"}
 	default:
 		log.ErrorContext(ctx, "internal error", "err", truncate(err.Error(), maxLoggedError), "request_id", requestID(ctx))
