@@ -64,7 +64,24 @@ func parseCheckoutTemplate() *checkoutPages {
 // once paid) or a plan (with ?subscription=sub_… the subscription made at
 // checkout); 404 with the not-found page for anything else.
 func (s *Server) checkoutPage(w http.ResponseWriter, r *http.Request) {
-	s.renderCheckout(w, r, r.PathValue("id"), r.URL.Query().Get("external_customer_id"), nil)
+	s.renderCheckout(w, r, r.PathValue("id"), firstRunes(r.URL.Query().Get("external_customer_id"), maxReflected), nil)
+}
+
+// maxReflected bounds a query parameter a page shows back, in characters:
+// what the pay form accepts as an external_customer_id. A longer one is
+// cut, not echoed into a page of megabytes.
+const maxReflected = 255
+
+// firstRunes is s cut to its first n characters.
+func firstRunes(s string, n int) string {
+	i := 0
+	for at := range s {
+		if i == n {
+			return s[:at]
+		}
+		i++
+	}
+	return s
 }
 
 // renderCheckout renders the page of id: with payErr, the page a failed

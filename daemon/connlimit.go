@@ -2,8 +2,10 @@ package daemon
 
 import (
 	"net"
+	"math"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -12,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/tollgatehq/tollgate/internal/apperr"
+	"github.com/tollgatehq/tollgate/internal/ratelimit"
 )
 
 // Connection limits: each open connection costs a file handle, and the
@@ -209,4 +212,50 @@ func fileHandleRoom() int {
 		return 1 << 30
 	}
 	return max(int(lim.Cur)-512, 64)
+}
+
+// limitAnonymous applies the per-address rate limits to those paths:
+// anonymous (all of them) and oauth_register (dynamic registration on
+// top). It runs before the proxy headers are read, so the address is the
+// connection's peer, which a client cannot choose.
+func (s *Server) limitAnonymous(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !s.cfg.RateLimits || !isAnonymousPath(r.URL.Path) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		key := "ip:" + peerAddress(r.RemoteAddr)
+		classes := []ratelimit.Class{ratelimit.ClassAnonymous}
+		if r.Method == http.MethodPost && r.URL.Path == "/oauth/register" {
+			classes = append(classes, ratelimit.ClassRegister)
+		}
+		for _, class := range classes {
+			d, err := s.limiter.Allow(r.Context(), key, class)
+			if err == nil && !d.Allowed {
+				secs := max(int(math.Ceil(d.RetryAfter.Seconds())), 1)
+				w.Header().Set("Retry-After", strconv.Itoa(secs))
+				dropBody(w, r)
+				writeError(w, r, s.log, apperr.New(apperr.RateLimited,
+					"rate limit of %d requests per minute exceeded for %s from this address; retry in %d s", d.Limit, class, secs))
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// isAnonymousPath reports whether anyone may call path without a
+// credential and make it do work: checkout pages and payments, the OAuth
+// server, and /portal (the customer portal's pages, when they come).
+func isAnonymousPath(path string) bool {
+	return strings.HasPrefix(path, "/checkout/") || strings.HasPrefix(path, "/oauth/") || strings.HasPrefix(path, "/portal")
+}
+
+// peerAddress is the host of a RemoteAddr.
+func peerAddress(remote string) string {
+	host, _, err := net.SplitHostPort(remote)
+	if err != nil {
+		return remote
+	}
+	return host
 }

@@ -113,10 +113,10 @@ func methodLabel(m string) string {
 
 // chain wraps the route table in the middleware stack, outermost first:
 // instrumentation, the bound on requests without a credential, panic
-// recovery, proxy headers. Compression is per route
+// recovery, the per-address rate limits, proxy headers. Compression is per route
 // (see route.compress).
 func (s *Server) chain(mux http.Handler) http.Handler {
-	h := handlers.ProxyHeaders(mux)
+	h := s.limitAnonymous(handlers.ProxyHeaders(mux))
 	h = handlers.RecoveryHandler(handlers.RecoveryLogger(recoveryLogger{s.log}), handlers.PrintRecoveryStack(true))(h)
 	return s.instrument(s.shedAnonymous(h))
 }

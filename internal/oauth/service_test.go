@@ -212,3 +212,36 @@ func TestFetchBounds(t *testing.T) {
 		t.Errorf("fetch error: %v", err)
 	}
 }
+
+// Prune drops registered clients that no merchant consented to within a
+// day: anyone may register, so nothing else would. Clients with a grant,
+// and recent ones, stay.
+func TestPruneUnusedClients(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t)
+	f.grant(ScopeRead)
+	var ids []string
+	for range 3 {
+		c, err := RegisterClient(f.ctx, f.db, ClientMetadata{RedirectURIs: []string{"https://b.example/cb"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, c.ID)
+	}
+	if _, err := f.db.Exec(`UPDATE oauth_clients SET created_at = now() - interval '25 hours' WHERE id <> $1`, ids[2]); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := Prune(f.ctx, f.db); err != nil || n != 2 {
+		t.Fatalf("pruned %d (%v), want the two old unused clients", n, err)
+	}
+	var left []string
+	_ = f.db.Select(&left, `SELECT id FROM oauth_clients ORDER BY id`)
+	if len(left) != 2 {
+		t.Fatalf("clients left: %v", left)
+	}
+	for _, id := range left {
+		if id != f.client.ID && id != ids[2] {
+			t.Fatalf("clients left: %v", left)
+		}
+	}
+}

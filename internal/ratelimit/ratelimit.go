@@ -44,6 +44,13 @@ const (
 	// fit none of the other classes: they get a budget of their own rather
 	// than eating into the invoices/plans/grants "create" budget.
 	ClassCatalog Class = "catalog"
+	// ClassAnonymous covers the pages and endpoints anyone may call
+	// without a credential (checkout, the OAuth server, the portal),
+	// counted per peer address rather than per credential.
+	ClassAnonymous Class = "anonymous"
+	// ClassRegister covers OAuth dynamic client registration, per peer
+	// address, on top of ClassAnonymous: each one is a stored row.
+	ClassRegister Class = "oauth_register"
 )
 
 // DefaultLimits returns a new map holding the default requests-per-minute limit
@@ -59,6 +66,8 @@ func DefaultLimits() map[Class]int {
 		ClassCreditBalance:    240,
 		ClassMCP:              120,
 		ClassCatalog:          120,
+		ClassAnonymous:        1200,
+		ClassRegister:         60,
 	}
 }
 
