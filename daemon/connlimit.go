@@ -1,8 +1,8 @@
 package daemon
 
 import (
-	"net"
 	"math"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
