@@ -43,7 +43,7 @@ func (s *Server) toolRoutes() []route {
 		{pattern: "POST " + mcpPath, plain: cors(s.serveMCP)},
 		{pattern: "OPTIONS " + mcpPath, plain: preflight},
 		{pattern: mcpPath, plain: cors(s.mcpMethodNotAllowed)},
-		{pattern: "GET /openapi.json", plain: cors(s.openAPI)},
+		{pattern: "GET /openapi.json", plain: cors(s.openAPI), compress: true},
 		{pattern: "GET /docs", plain: s.apiDocs, compress: true},
 	}
 }

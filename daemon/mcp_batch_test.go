@@ -253,3 +253,21 @@ func TestMCPJSONRPCErrors(t *testing.T) {
 		}
 	}
 }
+
+// One space separates Bearer from the credential, on the tool server as
+// on the REST API: "Bearer  key" is refused.
+func TestBearerWithTwoSpacesRefused(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	_, key := b.testClient()
+	msg := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`)
+	if status, raw := postMCP(t, b.url, " "+key, "2025-11-25", msg); status != 401 {
+		t.Fatalf("tool server: %d %s", status, raw)
+	}
+	if status, _, body := b.raw("GET", "/v1/invoices", " "+key, ""); status != 401 || !strings.Contains(body, "malformed Authorization header") {
+		t.Fatalf("REST: %d %s", status, body)
+	}
+	if status, raw := postMCP(t, b.url, key, "2025-11-25", msg); status != 200 {
+		t.Fatalf("one space: %d %.200s", status, raw)
+	}
+}

@@ -100,6 +100,8 @@ func (s *Server) AuthenticateMCP(r *http.Request) (MCPPrincipal, error) {
 	if len(headers) == 1 {
 		token, ok = cutBearer(headers[0])
 	}
+	// One space separates scheme and token, as the REST API requires.
+	ok = ok && !strings.HasPrefix(token, " ") && !strings.HasPrefix(token, "\t")
 	token = strings.TrimSpace(token)
 	switch {
 	case ok && strings.HasPrefix(token, "sk_"):

@@ -27,8 +27,8 @@ func testClockOperations() []operation {
 				Doc:  "Moves the merchant's test-mode time forward and answers once every renewal, dunning retry, expiry and credit expiry due by then has run, in time order.",
 				Body: typeOf[wire.ClockAdvanceRequest](), Responses: ok[wire.TestClock]("The clock at its new time."), Errors: invalidErrs()},
 			tool: &toolSpec{name: "advance_test_clock", title: "Advance the test clock", testOnly: true,
-				doc: "Test mode only: moves the merchant's test clock forward (to a date-time, or by a duration such as 30d) and answers once every " +
-					"renewal, dunning retry, expiry and credit expiry due by then has run. It moves no real funds.",
+				doc: "Test mode only: moves the merchant's test clock forward (to a date-time, or by a duration such as 30d) and runs the charges due by then: " +
+					"each subscription renewal is charged (a simulated test-mode payment), with dunning retries, expiries and credit expiries; it answers once all have run. It moves no real funds.",
 				in: typeOf[wire.ClockAdvanceRequest](), out: typeOf[wire.TestClock]()},
 			run: func(s *Server, c *call) (any, error) {
 				if err := testclock.CheckMode(c.p.Scope); err != nil {

@@ -193,8 +193,12 @@ func Authenticate(ctx context.Context, q store.Querier, header string) (Principa
 func authenticate(header string, lookup func(hash []byte, row *keyRow) error) (Principal, error) {
 	header = strings.TrimSpace(header)
 	token, ok := cutBearer(header + " ")
+	raw := token
 	token = strings.TrimSpace(token)
 	switch {
+	case token != "" && ok && (raw[0] == ' ' || raw[0] == '\t'):
+		// "Bearer  key": one space separates scheme and token.
+		return Principal{}, apperr.New(apperr.Unauthorized, "malformed Authorization header: one space between Bearer and the key")
 	case token == "" && (ok || header == ""):
 		return Principal{}, apperr.New(apperr.Unauthorized, "missing API key: send Authorization: Bearer sk_test_… or sk_live_…")
 	case !ok:

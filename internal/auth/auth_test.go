@@ -65,6 +65,8 @@ func TestAuthenticateMessages(t *testing.T) {
 		"Bearer " + valid + "x":          "invalid API key",
 		"Bearer pk_test_abc":             "invalid API key",
 		"Bearer " + revoked:              "revoked API key",
+		"Bearer  " + valid:               "malformed Authorization header",
+		"Bearer\t" + valid:               "malformed Authorization header",
 	}
 	keys := auth.NewKeys(db)
 	for header, want := range cases {
@@ -79,7 +81,7 @@ func TestAuthenticateMessages(t *testing.T) {
 			}
 		}
 	}
-	for _, header := range []string{"Bearer " + valid, "bearer  " + valid + " ", "BEARER " + valid} {
+	for _, header := range []string{"Bearer " + valid, "bearer " + valid + " ", "BEARER " + valid} {
 		p, err := keys.Authenticate(ctx, header)
 		if err != nil || p.Scope.MerchantID != m.ID || p.Scope.Mode != tenant.Test {
 			t.Errorf("%q: %+v %v", header, p, err)

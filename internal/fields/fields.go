@@ -7,6 +7,7 @@ package fields
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"sort"
 	"strings"
 	"time"
@@ -289,6 +290,9 @@ func fieldError(name, msg string) error {
 // result must lie in years 1 to 9999, else invalid_request naming name.
 func ParseTime(name, s string) (time.Time, error) {
 	t, err := time.Parse(time.RFC3339Nano, s)
+	if err == nil && !validOffset(s) {
+		err = errors.New("offset out of range")
+	}
 	if err != nil {
 		return time.Time{}, apperr.Field(name, "must be an ISO-8601 date-time such as 2026-07-01T12:00:00Z")
 	}
@@ -316,4 +320,14 @@ func TextProblem(s string) string {
 		return "must not contain the NUL character"
 	}
 	return ""
+}
+
+// validOffset reports whether an RFC 3339 date-time's UTC offset, when it
+// has one, is a real one: hours to 23 and minutes to 59 (Go's parser
+// takes +24:00 and +23:60).
+func validOffset(s string) bool {
+	if n := len(s); n >= 6 && (s[n-6] == '+' || s[n-6] == '-') && s[n-3] == ':' {
+		return s[n-5:n-3] <= "23" && s[n-2:] <= "59"
+	}
+	return true
 }
