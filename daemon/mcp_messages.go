@@ -10,6 +10,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	segjson "github.com/segmentio/encoding/json"
+
+	"github.com/tollgatehq/tollgate/internal/apperr"
 )
 
 // What the tool server reads of a POST body before the SDK does: whether it
@@ -205,4 +207,19 @@ func (c *cappedWriter) replay(w http.ResponseWriter) {
 func isJSON(contentType string) bool {
 	mt, _, err := mime.ParseMediaType(contentType)
 	return err == nil && mt == "application/json"
+}
+
+// checkJSONBody refuses a REST request body that is not declared JSON
+// with 415 invalid_request, as the tool server does: text/plain, form and
+// multipart bodies were read as JSON. A request with no body (a void or a
+// cancel with nothing to say) needs no Content-Type; one with no
+// Content-Type whose length is not announced (chunked) is left to the
+// decoder, which finds it empty or reads JSON.
+func checkJSONBody(r *http.Request) error {
+	ct := r.Header.Get("Content-Type")
+	if r.ContentLength == 0 || r.Method == http.MethodGet || r.Method == http.MethodHead || isJSON(ct) || (ct == "" && r.ContentLength < 0) {
+		return nil
+	}
+	return &apperr.Error{Code: apperr.InvalidRequest, Status: http.StatusUnsupportedMediaType,
+		Message: "Content-Type must be application/json for a request with a body"}
 }

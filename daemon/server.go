@@ -200,6 +200,9 @@ func (s *Server) route(rt route) http.Handler {
 		if err == nil {
 			err = checkText(r, segments)
 		}
+		if err == nil {
+			err = checkJSONBody(r)
+		}
 		if err != nil {
 			s.refuse(w, r, err)
 			return
