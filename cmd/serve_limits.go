@@ -1,6 +1,8 @@
 package cmd
 
 import (
+	"strings"
+
 	"github.com/spf13/pflag"
 
 	"github.com/tollgatehq/tollgate/daemon"
@@ -15,6 +17,7 @@ func limitFlags(fl *pflag.FlagSet) {
 	fl.Int("max-connections", d.MaxConnections, "most open HTTP connections (kept below the process's file-handle limit); past it, the longest-waiting idle one is closed")
 	fl.Int("max-connections-per-ip", d.MaxConnectionsPerIP, "most open HTTP connections from one peer address")
 	fl.Duration("idle-timeout", d.IdleTimeout, "how long a keep-alive connection may wait for its next request")
+	fl.StringSlice("mcp-allowed-origins", nil, "browser origins allowed on /api/mcp besides the base URL's own (and loopback ones when the base URL is loopback), comma separated, e.g. https://app.example.com")
 	fl.Int("mcp-max-response-bytes", d.MCPMaxResponseBytes, "largest answer to one JSON-RPC batch on /api/mcp, in bytes")
 }
 
@@ -28,6 +31,12 @@ func (f *Factory) limitConfig(cfg *daemon.Config) error {
 	}
 	if cfg.IdleTimeout = f.v.GetDuration("idle_timeout"); cfg.IdleTimeout <= 0 {
 		return usageError("--idle-timeout must be positive")
+	}
+	cfg.MCPAllowedOrigins = f.v.GetStringSlice("mcp_allowed_origins")
+	for _, o := range cfg.MCPAllowedOrigins {
+		if !strings.HasPrefix(o, "http://") && !strings.HasPrefix(o, "https://") {
+			return usageError("--mcp-allowed-origins: %q is not an origin such as https://app.example.com", o)
+		}
 	}
 	if cfg.MCPMaxBatch = f.v.GetInt("mcp_max_batch"); cfg.MCPMaxBatch < 1 {
 		return usageError("--mcp-max-batch must be at least 1")

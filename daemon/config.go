@@ -41,6 +41,10 @@ type Config struct {
 	// MCPMaxResponseBytes the size of a batch's answer.
 	MCPMaxBatch         int
 	MCPMaxResponseBytes int
+	// MCPAllowedOrigins are browser origins allowed on the tool server
+	// besides the base URL's own (and loopback ones for a loopback base
+	// URL): mcp_origin.go.
+	MCPAllowedOrigins []string
 	// MaxConnections bounds the open connections (capped below the
 	// process's file-handle limit at start), MaxConnectionsPerIP those
 	// from one peer address; IdleTimeout closes a keep-alive connection

@@ -40,9 +40,9 @@ type mcpPrincipalKey struct{}
 // description next to them.
 func (s *Server) toolRoutes() []route {
 	return []route{
-		{pattern: "POST " + mcpPath, plain: cors(s.serveMCP)},
-		{pattern: "OPTIONS " + mcpPath, plain: preflight},
-		{pattern: mcpPath, plain: cors(s.mcpMethodNotAllowed)},
+		{pattern: "POST " + mcpPath, plain: s.mcpCORS(s.serveMCP)},
+		{pattern: "OPTIONS " + mcpPath, plain: s.mcpCORS(mcpPreflight)},
+		{pattern: mcpPath, plain: s.mcpCORS(s.mcpMethodNotAllowed)},
 		{pattern: "GET /openapi.json", plain: cors(s.openAPI), compress: true},
 		{pattern: "GET /docs", plain: s.apiDocs, compress: true},
 	}

@@ -232,14 +232,15 @@ func TestMCPHTTP(t *testing.T) {
 		t.Fatalf("no Accept: %d %v %s", status, h, body)
 	}
 	req, _ := http.NewRequest("OPTIONS", b.url+"/api/mcp", nil)
-	req.Header.Set("Origin", "https://inspector.example")
+	// The Inspector's page on loopback, the daemon being on loopback.
+	req.Header.Set("Origin", "http://localhost:6274")
 	req.Header.Set("Access-Control-Request-Method", "POST")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
-	if resp.StatusCode != 204 || resp.Header.Get("Access-Control-Allow-Origin") != "*" || !strings.Contains(resp.Header.Get("Access-Control-Allow-Headers"), "Authorization") {
+	if resp.StatusCode != 204 || resp.Header.Get("Access-Control-Allow-Origin") != "http://localhost:6274" || !strings.Contains(resp.Header.Get("Access-Control-Allow-Headers"), "Authorization") {
 		t.Fatalf("preflight: %d %v", resp.StatusCode, resp.Header)
 	}
 	// A test key on a live-only server: writes are mode_mismatch, reads work.
