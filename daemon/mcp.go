@@ -79,6 +79,10 @@ func (s *Server) newMCPServer(test bool) *mcp.Server {
 		// Tools only: no logging capability, and no list_changed, since a
 		// stateless server never notifies.
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{}},
+		// Answers depend on the credential (live ones lack the test-only
+		// tools), so no cache may share them between clients: the
+		// protocol's default scope is public.
+		SetCacheable: func(_ context.Context, _ mcp.Request, c *mcp.Cacheable) { c.CacheScope = "private" },
 	})
 	for _, d := range describeTools(toolTable()) {
 		if d.entry.testOnly && !test {

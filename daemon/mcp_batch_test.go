@@ -271,3 +271,20 @@ func TestBearerWithTwoSpacesRefused(t *testing.T) {
 		t.Fatalf("one space: %d %.200s", status, raw)
 	}
 }
+
+// tools/list differs by credential (live ones lack advance_test_clock), so
+// its cache scope is private, not the protocol's default public.
+func TestMCPToolListCachePrivate(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	_, key := b.testClient()
+	const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",` +
+		`"io.modelcontextprotocol/clientInfo":{"name":"raw-http","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}`
+	var list struct {
+		CacheScope string `json:"cacheScope"`
+	}
+	mcpRPC(t, b, key, "2026-07-28", "tools/list", "", `{`+meta+`}`, &list, nil)
+	if list.CacheScope != "private" {
+		t.Fatalf("cacheScope %q", list.CacheScope)
+	}
+}

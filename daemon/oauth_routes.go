@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/oauthex"
 	"github.com/tollgatehq/tollgate/internal/oauth"
 	"github.com/tollgatehq/tollgate/internal/ssrf"
 )
@@ -64,6 +65,10 @@ func (s *Server) oauthRoutes() []route {
 }
 
 // serverMetadata is the authorization server metadata (RFC 8414).
+//
+// A map, not the SDK's oauthex.AuthServerMeta: that type always writes
+// jwks_uri, empty here (no signed tokens), and clients that check
+// metadata URLs refuse an empty one.
 func (o *oauthServer) serverMetadata(w http.ResponseWriter, _ *http.Request) {
 	base := o.s.baseURL
 	w.Header().Set("Cache-Control", "public, max-age=300")
@@ -89,12 +94,12 @@ func (o *oauthServer) serverMetadata(w http.ResponseWriter, _ *http.Request) {
 // (RFC 9728), served at the root and at the tool server's path.
 func (o *oauthServer) resourceMetadata(w http.ResponseWriter, _ *http.Request) {
 	w.Header().Set("Cache-Control", "public, max-age=300")
-	writeJSON(w, http.StatusOK, map[string]any{
-		"resource":                 o.svc.Resource,
-		"authorization_servers":    []string{o.s.baseURL},
-		"scopes_supported":         oauth.Scopes(),
-		"bearer_methods_supported": []string{"header"},
-		"resource_name":            "tollgate billing tools",
+	writeJSON(w, http.StatusOK, &oauthex.ProtectedResourceMetadata{
+		Resource:               o.svc.Resource,
+		AuthorizationServers:   []string{o.s.baseURL},
+		ScopesSupported:        oauth.Scopes(),
+		BearerMethodsSupported: []string{"header"},
+		ResourceName:           "tollgate billing tools",
 	})
 }
 
