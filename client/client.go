@@ -106,11 +106,11 @@ type callOptions struct {
 	response       *Response
 }
 
-// IdempotencyKey sends an Idempotency-Key header, for endpoints that accept
-// one (meter events, credit grants and debits). A replay with the same key
-// does the work once, so such a call is also retried after 503s and
-// connection errors. Sending it to an endpoint that ignores it would make
-// those retries unsafe, so use it only where the API documents it.
+// IdempotencyKey sends key as the Idempotency-Key header instead of one
+// made for the call. Every create or change of the API takes one: a replay
+// with the same key does the work once, so such a call is also retried
+// after 503s and connection errors. Use a key of your own to retry across
+// calls or processes, such as a job's id.
 func IdempotencyKey(key string) CallOption {
 	return func(o *callOptions) { o.idempotencyKey = key }
 }

@@ -14,7 +14,7 @@ import (
 func entitlementOperations() []operation {
 	return []operation{
 		{
-			pattern: "POST /v1/entitlement_grants", class: ratelimit.ClassCreate, status: http.StatusCreated,
+			pattern: "POST /v1/entitlement_grants", class: ratelimit.ClassCreate, status: http.StatusCreated, keyed: true,
 			doc: apispec.Operation{ID: "createEntitlementGrant", Tag: "Entitlements", Summary: "Grant a feature",
 				Doc: "Emits entitlement.granted.", Body: typeOf[wire.EntitlementGrantRequest](),
 				Responses: created[wire.EntitlementGrant]("The grant."),
@@ -28,7 +28,12 @@ func entitlementOperations() []operation {
 				if err != nil {
 					return nil, err
 				}
-				g, err := entitlements.Grant(c.ctx, s.db, c.p.Scope, in, s.now(c.p))
+				var g entitlements.GrantRecord
+				if c.tx != nil {
+					g, err = entitlements.GrantTx(c.ctx, c.tx, c.p.Scope, in, s.now(c.p))
+				} else {
+					g, err = entitlements.Grant(c.ctx, s.db, c.p.Scope, in, s.now(c.p))
+				}
 				return wireOf(g, err, entitlements.GrantRecord.Wire)
 			},
 		},

@@ -13,7 +13,7 @@ import (
 func featureOperations() []operation {
 	return []operation{{
 		// Like meters: a repeat of a key answers 201 with the existing feature.
-		pattern: "POST /v1/features", class: ratelimit.ClassCatalog, status: http.StatusCreated,
+		pattern: "POST /v1/features", class: ratelimit.ClassCatalog, status: http.StatusCreated, keyed: true,
 		doc: apispec.Operation{ID: "createFeature", Tag: "Entitlements", Summary: "Create a feature",
 			Doc:  "Idempotent by key: a repeat returns the existing feature (201 all the same).",
 			Body: typeOf[wire.FeatureRequest](), Responses: created[wire.Feature]("The feature."), Errors: invalidErrs()},
@@ -26,7 +26,7 @@ func featureOperations() []operation {
 			if err != nil {
 				return nil, err
 			}
-			f, _, err := features.Create(c.ctx, s.db, c.p.Scope, in, s.now(c.p))
+			f, _, err := features.Create(c.ctx, c.q(s), c.p.Scope, in, s.now(c.p))
 			return wireOf(f, err, features.Feature.Wire)
 		},
 	}}

@@ -5,7 +5,6 @@ import (
 
 	"github.com/tollgatehq/tollgate/internal/apispec"
 	"github.com/tollgatehq/tollgate/internal/apperr"
-	"github.com/tollgatehq/tollgate/internal/auth"
 	"github.com/tollgatehq/tollgate/internal/invoices"
 	"github.com/tollgatehq/tollgate/internal/ratelimit"
 	"github.com/tollgatehq/tollgate/internal/wire"
@@ -15,7 +14,7 @@ import (
 func invoiceOperations() []operation {
 	return []operation{
 		{
-			pattern: "POST /v1/invoices", class: ratelimit.ClassCreate, status: http.StatusCreated,
+			pattern: "POST /v1/invoices", class: ratelimit.ClassCreate, status: http.StatusCreated, keyed: true,
 			doc: apispec.Operation{ID: "createInvoice", Tag: "Invoices", Summary: "Create an invoice",
 				Doc:  "Creates a one-time invoice; send the customer its checkout_url. invoice.paid fires when it is paid.",
 				Body: typeOf[wire.InvoiceRequest](), Responses: created[wire.Invoice]("The open invoice."), Errors: invalidErrs()},
@@ -28,7 +27,13 @@ func invoiceOperations() []operation {
 				if err != nil {
 					return nil, err
 				}
-				inv, err := s.invoices.Create(c.ctx, c.p.Scope, in, s.now(c.p))
+				var inv invoices.Invoice
+				if c.tx != nil {
+					inv, err = invoices.Create(c.ctx, c.tx, c.p.Scope, in, s.now(c.p))
+				} else {
+					// Group commit: concurrent creates share a statement.
+					inv, err = s.invoices.Create(c.ctx, c.p.Scope, in, s.now(c.p))
+				}
 				return wireOf(inv, err, func(i invoices.Invoice) wire.Invoice { return i.Wire(s.baseURL) })
 			},
 		},
@@ -44,19 +49,14 @@ func invoiceOperations() []operation {
 				return wireOf(inv, err, func(i invoices.Invoice) wire.Invoice { return i.Wire(s.baseURL) })
 			}),
 		{
-			pattern: "POST /v1/invoices/{id}/void", class: ratelimit.ClassCreate, rest: (*Server).voidInvoice,
+			pattern: "POST /v1/invoices/{id}/void", class: ratelimit.ClassCreate, keyed: true, body: bodyNone,
 			doc: apispec.Operation{ID: "voidInvoice", Tag: "Invoices", Summary: "Void an invoice", Params: idPath("invoice"),
 				Doc:       "An open invoice can no longer be paid; voiding a void invoice again returns it.",
 				Responses: ok[wire.Invoice]("The void invoice."), Errors: errs(apperr.ResourceNotFound, apperr.InvoiceNotOpen)},
+			run: func(s *Server, c *call) (any, error) {
+				inv, err := invoices.Void(c.ctx, c.q(s), c.p.Scope, c.path("id"), s.now(c.p))
+				return wireOf(inv, err, func(i invoices.Invoice) wire.Invoice { return i.Wire(s.baseURL) })
+			},
 		},
 	}
-}
-
-func (s *Server) voidInvoice(w http.ResponseWriter, r *http.Request, p auth.Principal) error {
-	inv, err := invoices.Void(r.Context(), s.db, p.Scope, r.PathValue("id"), s.now(p))
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, inv.Wire(s.baseURL))
-	return nil
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/tollgatehq/tollgate/internal/credits"
 	"github.com/tollgatehq/tollgate/internal/events"
+	"github.com/tollgatehq/tollgate/internal/idempotency"
 	"github.com/tollgatehq/tollgate/internal/jobs"
 	"github.com/tollgatehq/tollgate/internal/metering"
 	"github.com/tollgatehq/tollgate/internal/oauth"
@@ -18,6 +19,7 @@ import (
 const (
 	jobCreditExpiry   = "credit-expiry"
 	jobMeterEventKeys = "meter-event-key-pruning"
+	jobKeys           = "idempotency-key-pruning"
 	jobEventRetention = "event-retention"
 	jobOAuthPruning   = "oauth-pruning"
 	jobBilling        = "subscription-billing"
@@ -67,6 +69,14 @@ func maintenanceJobs(cfg Config, db *store.DB) []jobs.Job {
 			Name: jobStatistics, Periodic: true, Every: 5 * time.Second, First: 5 * time.Second,
 			Run: func(ctx context.Context, _ time.Time) (bool, error) {
 				_, err := store.AnalyzeFresh(ctx, db, freshChanges)
+				return false, err
+			},
+		},
+		{
+			// Like meter events' keys: kept 35 days, pruned daily.
+			Name: jobKeys, Periodic: true, Every: 24 * time.Hour, First: time.Hour,
+			Run: func(ctx context.Context, now time.Time) (bool, error) {
+				_, err := idempotency.Prune(ctx, db, now.Add(-idempotency.Kept-time.Hour), now)
 				return false, err
 			},
 		},

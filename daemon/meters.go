@@ -17,7 +17,7 @@ func meterOperations() []operation {
 			// A repeat of an existing key returns that meter with the same
 			// status: 201 is the endpoint's documented status, and idempotent
 			// means a retry cannot tell the difference.
-			pattern: "POST /v1/meters", class: ratelimit.ClassCatalog, status: http.StatusCreated,
+			pattern: "POST /v1/meters", class: ratelimit.ClassCatalog, status: http.StatusCreated, keyed: true,
 			doc: apispec.Operation{ID: "createMeter", Tag: "Usage", Summary: "Create a meter",
 				Doc:  "Idempotent by key: a repeat returns the existing meter (201 all the same).",
 				Body: typeOf[wire.MeterRequest](), Responses: created[wire.Meter]("The meter."), Errors: invalidErrs()},
@@ -30,7 +30,7 @@ func meterOperations() []operation {
 				if err != nil {
 					return nil, err
 				}
-				m, _, err := metering.Create(c.ctx, s.db, c.p.Scope, in, s.now(c.p))
+				m, _, err := metering.Create(c.ctx, c.q(s), c.p.Scope, in, s.now(c.p))
 				return wireOf(m, err, metering.Meter.Wire)
 			},
 		},

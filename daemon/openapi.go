@@ -97,7 +97,13 @@ var (
 	customerPath = apispec.Param{Name: "customer", In: "path", Doc: "The customer's id (cus_…)."}
 	// unknownCustomerPath is unknown_customer for an {id} in the path.
 	unknownCustomerPath = apispec.ErrorCase{Status: http.StatusNotFound, Code: string(apperr.UnknownCustomer)}
-	idempotencyHeader   = apispec.Param{Name: "Idempotency-Key", In: "header",
+	// keyHeader is the Idempotency-Key of a keyed operation.
+	keyHeader = apispec.Param{Name: "Idempotency-Key", In: "header",
+		Doc: "Up to 255 characters, chosen by the client (a random UUID, say). A retry with the same key and the same parameters " +
+			"answers the first result, status and body, and does nothing again, even when the first answer was lost (a 503 or a " +
+			"dropped connection after the write committed). The same key with other parameters is 400 invalid_request. Keys are " +
+			"kept per merchant, mode and operation."}
+	idempotencyHeader = apispec.Param{Name: "Idempotency-Key", In: "header",
 		Doc: "Instead of idempotency_key in the body (a single event only, for meter events); both must agree when both are sent."}
 )
 

@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -9,8 +10,10 @@ import (
 	"strings"
 
 	"github.com/tollgatehq/tollgate/internal/apispec"
+	"github.com/tollgatehq/tollgate/internal/apperr"
 	"github.com/tollgatehq/tollgate/internal/auth"
 	"github.com/tollgatehq/tollgate/internal/fields"
+	"github.com/tollgatehq/tollgate/internal/idempotency"
 	"github.com/tollgatehq/tollgate/internal/page"
 	"github.com/tollgatehq/tollgate/internal/ratelimit"
 	"github.com/tollgatehq/tollgate/internal/store"
@@ -47,6 +50,14 @@ type operation struct {
 	run func(s *Server, c *call) (any, error)
 	// status is REST's status on success (0: 200); a replay answers 200.
 	status int
+	// keyed operations take an Idempotency-Key header: the first answer is
+	// recorded with the write, in its transaction (the run's c.tx), and a
+	// retry with the key answers it again. Operations whose bodies carry
+	// their own key (credits, meter events) keep it in their rows instead.
+	keyed bool
+	// body is what a POST's body may be: required (the default), optional
+	// (empty means {}) or none (not read).
+	body bodyKind
 	// rest serves REST itself where its request is richer than the tool's
 	// (a batch, query filters, a path with a body); nil: run.
 	rest restFunc
@@ -67,6 +78,15 @@ type toolSpec struct {
 	list    bool
 }
 
+// bodyKind is what a POST's body may be.
+type bodyKind int
+
+const (
+	bodyRequired bodyKind = iota
+	bodyOptional
+	bodyNone
+)
+
 // restFunc is a REST handler of the table: a method expression such as
 // (*Server).voidInvoice, bound to the server when the routes are built.
 type restFunc func(s *Server, w http.ResponseWriter, r *http.Request, p auth.Principal) error
@@ -80,6 +100,20 @@ type call struct {
 	idempotencyKey string
 	// replayed is set by a run whose answer repeats an earlier one.
 	replayed bool
+	// tx, for a keyed request, is the transaction its Idempotency-Key
+	// record is written in: the run writes in it (nil: as it will).
+	tx *store.Tx
+	// path is a REST request's path values (nil for a tool call).
+	path func(name string) string
+}
+
+// q is where the run reads and writes: the keyed request's transaction,
+// or the pool.
+func (c *call) q(s *Server) store.Querier {
+	if c.tx != nil {
+		return c.tx
+	}
+	return s.db
 }
 
 // apiOperations is the operation table, by noun. The order is the API
@@ -105,11 +139,15 @@ func (o operation) route(s *Server) route {
 	if o.rest != nil {
 		api = func(w http.ResponseWriter, r *http.Request, p auth.Principal) error { return o.rest(s, w, r, p) }
 	}
+	if o.writes() {
+		api = checkIdempotencyKey(api)
+	}
 	return route{pattern: o.pattern, class: o.class, creates: o.writes(), api: api, compress: o.compress}
 }
 
 // serve is REST over run: the body of a POST, or the path's values of a
-// GET, as the arguments.
+// GET, as the arguments. A keyed operation sent an Idempotency-Key runs
+// through keyed.
 func (o operation) serve(s *Server) apiFunc {
 	status := o.status
 	if status == 0 {
@@ -118,17 +156,25 @@ func (o operation) serve(s *Server) apiFunc {
 	segments := wildcards(o.pattern)
 	write := o.writes()
 	return func(w http.ResponseWriter, r *http.Request, p auth.Principal) error {
-		var args *fields.Object
-		if write {
-			o, err := s.decodeBody(w, r)
-			if err != nil {
+		c := &call{ctx: r.Context(), p: p, idempotencyKey: r.Header.Get("Idempotency-Key"), path: r.PathValue}
+		if !write {
+			c.args = pathArgs(r, segments)
+		} else {
+			var body []byte
+			if o.body != bodyNone {
+				var err error
+				if body, err = readBody(w, r, s.cfg.MaxBodyBytes); err != nil {
+					return err
+				}
+			}
+			var err error
+			if c.args, err = decodeArgs(body, o.body); err != nil {
 				return err
 			}
-			args = o
-		} else {
-			args = pathArgs(r, segments)
+			if o.keyed && c.idempotencyKey != "" {
+				return o.runKeyed(s, w, r, c, body, status)
+			}
 		}
-		c := &call{ctx: r.Context(), p: p, args: args, idempotencyKey: r.Header.Get("Idempotency-Key")}
 		out, err := o.run(s, c)
 		if err != nil {
 			return err
@@ -140,6 +186,64 @@ func (o operation) serve(s *Server) apiFunc {
 		writeJSON(w, status, out)
 		return nil
 	}
+}
+
+// decodeArgs parses a request body as the arguments: none, or an empty
+// optional one, is {}.
+func decodeArgs(body []byte, kind bodyKind) (*fields.Object, error) {
+	if kind == bodyNone || (kind == bodyOptional && len(bytes.TrimSpace(body)) == 0) {
+		return fields.FromMap(nil), nil
+	}
+	return fields.Decode(body)
+}
+
+// runKeyed runs a keyed request once per key: the first answer is recorded
+// in the transaction of the operation's write (c.tx), and a retry with the
+// same key and parameters (path and body) gets it back, whatever became
+// of the first answer on its way: a 503 after the commit, a dropped
+// connection. The same key with other parameters is invalid_request.
+func (o operation) runKeyed(s *Server, w http.ResponseWriter, r *http.Request, c *call, body []byte, status int) error {
+	req := idempotency.Request{Scope: c.p.Scope, Operation: o.doc.ID, Key: c.idempotencyKey,
+		Fingerprint: idempotency.Fingerprint([]byte(r.URL.Path), canonicalJSON(body))}
+	a, err := idempotency.Do(c.ctx, s.db, req, func(tx *store.Tx) (int, []byte, error) {
+		c.tx = tx
+		out, err := o.run(s, c)
+		if err != nil {
+			return 0, nil, err
+		}
+		raw, err := json.Marshal(out)
+		if err != nil {
+			return 0, nil, err
+		}
+		if c.replayed {
+			return http.StatusOK, append(raw, '\n'), nil
+		}
+		return status, append(raw, '\n'), nil
+	})
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(a.Status)
+	_, _ = w.Write(a.Body)
+	return nil
+}
+
+// canonicalJSON is a body with its keys sorted and its spacing dropped, so
+// a retry that encodes the same parameters differently is the same
+// request. A body that is not JSON is taken as it is.
+func canonicalJSON(body []byte) []byte {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	var v any
+	if dec.Decode(&v) != nil {
+		return body
+	}
+	out, err := json.Marshal(v)
+	if err != nil {
+		return body
+	}
+	return out
 }
 
 // pathArgs are a GET's path values as the arguments of its tool: {id} is
@@ -154,6 +258,27 @@ func pathArgs(r *http.Request, segments []string) *fields.Object {
 		raw[arg], _ = json.Marshal(r.PathValue(name))
 	}
 	return fields.FromMap(raw)
+}
+
+// checkIdempotencyKey refuses, before the body is read, a write whose
+// Idempotency-Key header is not a key: more than one, too long, or not
+// text.
+func checkIdempotencyKey(next apiFunc) apiFunc {
+	return func(w http.ResponseWriter, r *http.Request, p auth.Principal) error {
+		keys := r.Header.Values("Idempotency-Key")
+		var err error
+		switch {
+		case len(keys) > 1:
+			err = apperr.Field("Idempotency-Key", "send one header, not %d", len(keys))
+		case len(keys) == 1:
+			err = idempotency.CheckKey(keys[0])
+		}
+		if err != nil {
+			dropBody(w, r)
+			return err
+		}
+		return next(w, r, p)
+	}
 }
 
 // toolTable is the tool server's registry, built from the operations with
@@ -177,7 +302,15 @@ func toolTable() []tool {
 func operationDocs() map[string]apispec.Operation {
 	ops := map[string]apispec.Operation{}
 	for _, o := range apiOperations() {
-		ops[o.pattern] = o.doc
+		doc := o.doc
+		if o.keyed {
+			doc.Params = append(slices.Clip(doc.Params), keyHeader)
+		}
+		// Every write refuses an Idempotency-Key that is not a key.
+		if o.writes() && !slices.ContainsFunc(doc.Errors, func(e apispec.ErrorCase) bool { return e.Code == string(apperr.InvalidRequest) }) {
+			doc.Errors = append(slices.Clip(doc.Errors), errs(apperr.InvalidRequest)...)
+		}
+		ops[o.pattern] = doc
 	}
 	return ops
 }

@@ -13,7 +13,7 @@ import (
 // planOperations are subscription plans, which are create-only.
 func planOperations() []operation {
 	return []operation{{
-		pattern: "POST /v1/plans", class: ratelimit.ClassCreate, status: http.StatusCreated,
+		pattern: "POST /v1/plans", class: ratelimit.ClassCreate, status: http.StatusCreated, keyed: true,
 		doc: apispec.Operation{ID: "createPlan", Tag: "Plans", Summary: "Create a plan",
 			Doc:  "Creates a product and its price; send customers its checkout_url. The first successful charge fires subscription.active. Plans are create-only.",
 			Body: typeOf[wire.PlanRequest](), Responses: created[wire.Plan]("The plan."),
@@ -28,7 +28,12 @@ func planOperations() []operation {
 			if err != nil {
 				return nil, err
 			}
-			p, err := plans.Create(c.ctx, s.db, c.p.Scope, in, s.now(c.p))
+			var p plans.Plan
+			if c.tx != nil {
+				p, err = plans.CreateTx(c.ctx, c.tx, c.p.Scope, in, s.now(c.p))
+			} else {
+				p, err = plans.Create(c.ctx, s.db, c.p.Scope, in, s.now(c.p))
+			}
 			return wireOf(p, err, func(p plans.Plan) wire.Plan { return p.Wire(s.baseURL) })
 		},
 	}}

@@ -29,11 +29,24 @@ func subscriptionOperations() []operation {
 				return wireOf(x, err, subscriptions.Subscription.Wire)
 			}),
 		{
-			pattern: "POST /v1/subscriptions/{id}/cancel", class: ratelimit.ClassCreate, rest: (*Server).cancelSubscription,
+			pattern: "POST /v1/subscriptions/{id}/cancel", class: ratelimit.ClassCreate, keyed: true, body: bodyOptional,
 			doc: apispec.Operation{ID: "cancelSubscription", Tag: "Subscriptions", Summary: "Cancel a subscription",
 				Doc:    "At the period's end (default: sets cancel_at), or now (at_period_end false: expires at once with subscription.expired).",
 				Params: idPath("subscription"), Body: typeOf[wire.CancelRequest](),
 				Responses: ok[wire.Subscription]("The subscription."), Errors: append(invalidErrs(), errs(apperr.ResourceNotFound)...)},
+			run: func(s *Server, c *call) (any, error) {
+				in, err := subscriptions.DecodeCancel(c.args)
+				if err != nil {
+					return nil, err
+				}
+				var x subscriptions.Subscription
+				if c.tx != nil {
+					x, err = subscriptions.CancelTx(c.ctx, c.tx, c.p.Scope, c.path("id"), in, s.now(c.p))
+				} else {
+					x, err = subscriptions.Cancel(c.ctx, s.db, c.p.Scope, c.path("id"), in, s.now(c.p))
+				}
+				return wireOf(x, err, subscriptions.Subscription.Wire)
+			},
 		},
 		{
 			pattern: "GET /v1/subscriptions/{id}/upcoming", class: ratelimit.ClassList, rest: (*Server).upcomingCharge,
@@ -55,23 +68,6 @@ func (s *Server) listSubscriptions(w http.ResponseWriter, r *http.Request, p aut
 		}
 		return subscriptions.List(r.Context(), s.db, p.Scope, params)
 	}, subscriptions.Subscription.Wire)
-}
-
-func (s *Server) cancelSubscription(w http.ResponseWriter, r *http.Request, p auth.Principal) error {
-	o, err := s.decodeOptionalBody(w, r)
-	if err != nil {
-		return err
-	}
-	in, err := subscriptions.DecodeCancel(o)
-	if err != nil {
-		return err
-	}
-	x, err := subscriptions.Cancel(r.Context(), s.db, p.Scope, r.PathValue("id"), in, s.now(p))
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, x.Wire())
-	return nil
 }
 
 func (s *Server) upcomingCharge(w http.ResponseWriter, r *http.Request, p auth.Principal) error {

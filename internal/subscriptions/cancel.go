@@ -39,35 +39,40 @@ func DecodeCancel(o *fields.Object) (CancelInput, error) {
 // Fails with resource_not_found, or invalid_request when it has ended.
 func Cancel(ctx context.Context, db *store.DB, s tenant.Scope, subscriptionID string, in CancelInput, now time.Time) (Subscription, error) {
 	return store.InTx(ctx, db, func(tx *store.Tx) (Subscription, error) {
-		x, err := lock(ctx, tx, s, subscriptionID)
-		if err != nil {
-			return Subscription{}, err
-		}
-		if !x.Live() {
-			return Subscription{}, apperr.Field("subscription", "%s is %s already", x.ID, x.Status)
-		}
-		if in.AtPeriodEnd {
-			end := *x.CurrentPeriodEnd
-			x.CancelAt = &end
-			saved, err := save(ctx, tx, x)
-			if err != nil {
-				return Subscription{}, err
-			}
-			return saved[0], nil
-		}
-		now = now.Truncate(time.Microsecond)
-		x.Status, x.CancelAt, x.EndedAt, x.NextActionAt = Expired, &now, &now, nil
+		return CancelTx(ctx, tx, s, subscriptionID, in, now)
+	})
+}
+
+// CancelTx is Cancel in the caller's transaction.
+func CancelTx(ctx context.Context, tx *store.Tx, s tenant.Scope, subscriptionID string, in CancelInput, now time.Time) (Subscription, error) {
+	x, err := lock(ctx, tx, s, subscriptionID)
+	if err != nil {
+		return Subscription{}, err
+	}
+	if !x.Live() {
+		return Subscription{}, apperr.Field("subscription", "%s is %s already", x.ID, x.Status)
+	}
+	if in.AtPeriodEnd {
+		end := *x.CurrentPeriodEnd
+		x.CancelAt = &end
 		saved, err := save(ctx, tx, x)
 		if err != nil {
 			return Subscription{}, err
 		}
-		x = saved[0]
-		if err := entitlements.FollowSubscription(ctx, tx, s, x.ID, entitlements.FollowExpired, now, time.Time{}); err != nil {
-			return Subscription{}, err
-		}
-		_, err = events.Emit(ctx, tx, s, events.SubscriptionExpired, now, x.Wire())
-		return x, err
-	})
+		return saved[0], nil
+	}
+	now = now.Truncate(time.Microsecond)
+	x.Status, x.CancelAt, x.EndedAt, x.NextActionAt = Expired, &now, &now, nil
+	saved, err := save(ctx, tx, x)
+	if err != nil {
+		return Subscription{}, err
+	}
+	x = saved[0]
+	if err := entitlements.FollowSubscription(ctx, tx, s, x.ID, entitlements.FollowExpired, now, time.Time{}); err != nil {
+		return Subscription{}, err
+	}
+	_, err = events.Emit(ctx, tx, s, events.SubscriptionExpired, now, x.Wire())
+	return x, err
 }
 
 // Upcoming previews the scope's subscription's next charge at now, charging

@@ -1,37 +1,14 @@
 package daemon
 
 import (
-	"bytes"
 	"net/http"
 
-	"github.com/tollgatehq/tollgate/internal/fields"
 	"github.com/tollgatehq/tollgate/internal/page"
 	"github.com/tollgatehq/tollgate/internal/wire"
 )
 
 // Handlers are adapters: decode the request, make one domain call, encode
 // its wire form. Validation, transactions and events are the domain's.
-
-// decodeBody reads and parses the request body as a JSON object.
-func (s *Server) decodeBody(w http.ResponseWriter, r *http.Request) (*fields.Object, error) {
-	body, err := readBody(w, r, s.cfg.MaxBodyBytes)
-	if err != nil {
-		return nil, err
-	}
-	return fields.Decode(body)
-}
-
-// decodeOptionalBody is decodeBody where an empty body means {}.
-func (s *Server) decodeOptionalBody(w http.ResponseWriter, r *http.Request) (*fields.Object, error) {
-	body, err := readBody(w, r, s.cfg.MaxBodyBytes)
-	if err != nil {
-		return nil, err
-	}
-	if len(bytes.TrimSpace(body)) == 0 {
-		return fields.FromMap(nil), nil
-	}
-	return fields.Decode(body)
-}
 
 // list serves a GET list endpoint: it parses limit and before, fetches a
 // page and encodes each item.
