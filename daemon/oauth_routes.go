@@ -72,22 +72,30 @@ func (s *Server) oauthRoutes() []route {
 func (o *oauthServer) serverMetadata(w http.ResponseWriter, _ *http.Request) {
 	base := o.s.baseURL
 	w.Header().Set("Cache-Control", "public, max-age=300")
-	writeJSON(w, http.StatusOK, map[string]any{
-		"issuer":                                         base,
-		"authorization_endpoint":                         base + "/oauth/authorize",
-		"token_endpoint":                                 base + "/oauth/token",
-		"registration_endpoint":                          base + "/oauth/register",
-		"revocation_endpoint":                            base + "/oauth/revoke",
-		"scopes_supported":                               oauth.Scopes(),
-		"response_types_supported":                       []string{"code"},
-		"response_modes_supported":                       []string{"query"},
-		"grant_types_supported":                          []string{"authorization_code", "refresh_token"},
-		"token_endpoint_auth_methods_supported":          []string{"none"},
-		"revocation_endpoint_auth_methods_supported":     []string{"none"},
-		"code_challenge_methods_supported":               []string{"S256"},
-		"authorization_response_iss_parameter_supported": true,
-		"client_id_metadata_document_supported":          true,
-	})
+	writeJSON(w, http.StatusOK, serverMeta{AuthServerMeta: oauthex.AuthServerMeta{
+		Issuer:                                     base,
+		AuthorizationEndpoint:                      base + "/oauth/authorize",
+		TokenEndpoint:                              base + "/oauth/token",
+		RegistrationEndpoint:                       base + "/oauth/register",
+		RevocationEndpoint:                         base + "/oauth/revoke",
+		ScopesSupported:                            oauth.Scopes(),
+		ResponseTypesSupported:                     []string{"code"},
+		ResponseModesSupported:                     []string{"query"},
+		GrantTypesSupported:                        []string{"authorization_code", "refresh_token"},
+		TokenEndpointAuthMethodsSupported:          []string{"none"},
+		RevocationEndpointAuthMethodsSupported:     []string{"none"},
+		CodeChallengeMethodsSupported:              []string{"S256"},
+		AuthorizationResponseIssParameterSupported: true,
+		ClientIDMetadataDocumentSupported:          true,
+	}})
+}
+
+// serverMeta is the SDK's typed metadata without its jwks_uri, which the
+// SDK always writes: tokens here are opaque, so there are no keys to
+// publish, and an empty URL is not one. The shallower field wins.
+type serverMeta struct {
+	oauthex.AuthServerMeta
+	JWKSURI string `json:"jwks_uri,omitempty"`
 }
 
 // resourceMetadata is the protected resource metadata of the tool server
