@@ -17,7 +17,7 @@ import (
 func creditOperations() []operation {
 	return []operation{
 		{
-			pattern: "POST /v1/credit_grants", class: ratelimit.ClassCreate, status: http.StatusCreated,
+			pattern: "POST /v1/credit_grants", class: ratelimit.ClassCreate, status: http.StatusCreated, ownKeys: true,
 			doc: apispec.Operation{ID: "createCreditGrant", Tag: "Credits", Summary: "Grant prepaid credits",
 				Doc: "Emits credit.granted.", Params: []apispec.Param{idempotencyHeader}, Body: typeOf[wire.CreditGrantRequest](),
 				Responses: []apispec.Response{
@@ -43,7 +43,7 @@ func creditOperations() []operation {
 			},
 		},
 		{
-			pattern: "POST /v1/credit_debits", class: ratelimit.ClassDebit,
+			pattern: "POST /v1/credit_debits", class: ratelimit.ClassDebit, ownKeys: true,
 			doc: apispec.Operation{ID: "createCreditDebit", Tag: "Credits", Summary: "Debit prepaid credits",
 				Doc: "Emits credit.debited.", Params: []apispec.Param{idempotencyHeader}, Body: typeOf[wire.CreditDebitRequest](),
 				Responses: []apispec.Response{{Status: 200, Doc: "Debited (a replay carries deduplicated true).", Body: typeOf[wire.CreditDebit]()}},

@@ -14,7 +14,7 @@ import (
 func entitlementOperations() []operation {
 	return []operation{
 		{
-			pattern: "POST /v1/entitlement_grants", class: ratelimit.ClassCreate, status: http.StatusCreated, keyed: true,
+			pattern: "POST /v1/entitlement_grants", class: ratelimit.ClassCreate, status: http.StatusCreated,
 			doc: apispec.Operation{ID: "createEntitlementGrant", Tag: "Entitlements", Summary: "Grant a feature",
 				Doc: "Emits entitlement.granted.", Body: typeOf[wire.EntitlementGrantRequest](),
 				Responses: created[wire.EntitlementGrant]("The grant."),

@@ -13,7 +13,7 @@ import (
 func featureOperations() []operation {
 	return []operation{{
 		// Like meters: a repeat of a key answers 201 with the existing feature.
-		pattern: "POST /v1/features", class: ratelimit.ClassCatalog, status: http.StatusCreated, keyed: true,
+		pattern: "POST /v1/features", class: ratelimit.ClassCatalog, status: http.StatusCreated,
 		doc: apispec.Operation{ID: "createFeature", Tag: "Entitlements", Summary: "Create a feature",
 			Doc:  "Idempotent by key: a repeat returns the existing feature (201 all the same).",
 			Body: typeOf[wire.FeatureRequest](), Responses: created[wire.Feature]("The feature."), Errors: invalidErrs()},

@@ -14,7 +14,7 @@ import (
 func invoiceOperations() []operation {
 	return []operation{
 		{
-			pattern: "POST /v1/invoices", class: ratelimit.ClassCreate, status: http.StatusCreated, keyed: true,
+			pattern: "POST /v1/invoices", class: ratelimit.ClassCreate, status: http.StatusCreated,
 			doc: apispec.Operation{ID: "createInvoice", Tag: "Invoices", Summary: "Create an invoice",
 				Doc:  "Creates a one-time invoice; send the customer its checkout_url. invoice.paid fires when it is paid.",
 				Body: typeOf[wire.InvoiceRequest](), Responses: created[wire.Invoice]("The open invoice."), Errors: invalidErrs()},
@@ -49,7 +49,7 @@ func invoiceOperations() []operation {
 				return wireOf(inv, err, func(i invoices.Invoice) wire.Invoice { return i.Wire(s.baseURL) })
 			}),
 		{
-			pattern: "POST /v1/invoices/{id}/void", class: ratelimit.ClassCreate, keyed: true, body: bodyNone,
+			pattern: "POST /v1/invoices/{id}/void", class: ratelimit.ClassCreate, body: bodyNone,
 			doc: apispec.Operation{ID: "voidInvoice", Tag: "Invoices", Summary: "Void an invoice", Params: idPath("invoice"),
 				Doc:       "An open invoice can no longer be paid; voiding a void invoice again returns it.",
 				Responses: ok[wire.Invoice]("The void invoice."), Errors: errs(apperr.ResourceNotFound, apperr.InvoiceNotOpen)},

@@ -14,7 +14,7 @@ import (
 // meterEventOperations record usage: one event, or over REST a batch.
 func meterEventOperations() []operation {
 	return []operation{{
-		pattern: "POST /v1/meter-events", class: ratelimit.ClassMeterEvents, rest: (*Server).createMeterEvents,
+		pattern: "POST /v1/meter-events", class: ratelimit.ClassMeterEvents, ownKeys: true, rest: (*Server).createMeterEvents,
 		doc: apispec.Operation{ID: "createMeterEvents", Tag: "Usage", Summary: "Record usage",
 			Doc:    "One event, or a batch {events: […]} of 1 to 500 whose events are accepted or rejected one by one.",
 			Params: []apispec.Param{idempotencyHeader},

@@ -17,7 +17,7 @@ func meterOperations() []operation {
 			// A repeat of an existing key returns that meter with the same
 			// status: 201 is the endpoint's documented status, and idempotent
 			// means a retry cannot tell the difference.
-			pattern: "POST /v1/meters", class: ratelimit.ClassCatalog, status: http.StatusCreated, keyed: true,
+			pattern: "POST /v1/meters", class: ratelimit.ClassCatalog, status: http.StatusCreated,
 			doc: apispec.Operation{ID: "createMeter", Tag: "Usage", Summary: "Create a meter",
 				Doc:  "Idempotent by key: a repeat returns the existing meter (201 all the same).",
 				Body: typeOf[wire.MeterRequest](), Responses: created[wire.Meter]("The meter."), Errors: invalidErrs()},

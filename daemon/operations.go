@@ -50,11 +50,13 @@ type operation struct {
 	run func(s *Server, c *call) (any, error)
 	// status is REST's status on success (0: 200); a replay answers 200.
 	status int
-	// keyed operations take an Idempotency-Key header: the first answer is
-	// recorded with the write, in its transaction (the run's c.tx), and a
-	// retry with the key answers it again. Operations whose bodies carry
-	// their own key (credits, meter events) keep it in their rows instead.
-	keyed bool
+	// ownKeys marks a POST whose body carries its own idempotency key,
+	// kept with its rows (credits, meter events): the Idempotency-Key
+	// header stands in for it. Every other POST is keyed by the table: the
+	// first answer to a request with the header is recorded with its write,
+	// in its transaction (the run writes in c.tx), and a retry with the key
+	// answers it again.
+	ownKeys bool
 	// body is what a POST's body may be: required (the default), optional
 	// (empty means {}) or none (not read).
 	body bodyKind
@@ -88,7 +90,7 @@ const (
 )
 
 // restFunc is a REST handler of the table: a method expression such as
-// (*Server).voidInvoice, bound to the server when the routes are built.
+// (*Server).getCustomer, bound to the server when the routes are built.
 type restFunc func(s *Server, w http.ResponseWriter, r *http.Request, p auth.Principal) error
 
 // call is what an operation's run works with.
@@ -133,6 +135,9 @@ func apiOperations() []operation {
 // writes reports whether the operation changes something (a POST).
 func (o operation) writes() bool { return strings.HasPrefix(o.pattern, "POST ") }
 
+// keyed reports whether the table records the operation's Idempotency-Key.
+func (o operation) keyed() bool { return o.writes() && !o.ownKeys }
+
 // route is the operation's row of the route table.
 func (o operation) route(s *Server) route {
 	api := o.serve(s)
@@ -171,7 +176,7 @@ func (o operation) serve(s *Server) apiFunc {
 			if c.args, err = decodeArgs(body, o.body); err != nil {
 				return err
 			}
-			if o.keyed && c.idempotencyKey != "" {
+			if o.keyed() && c.idempotencyKey != "" {
 				return o.runKeyed(s, w, r, c, body, status)
 			}
 		}
@@ -303,7 +308,7 @@ func operationDocs() map[string]apispec.Operation {
 	ops := map[string]apispec.Operation{}
 	for _, o := range apiOperations() {
 		doc := o.doc
-		if o.keyed {
+		if o.keyed() {
 			doc.Params = append(slices.Clip(doc.Params), keyHeader)
 		}
 		// Every write refuses an Idempotency-Key that is not a key.

@@ -7,7 +7,8 @@ import (
 
 // The operation table is the one declaration of each operation: patterns,
 // operation ids and tool names are unique, every operation can be served,
-// and no tool may move funds (the tool server's instructions promise it).
+// every POST is keyed, and no tool may move funds (the tool server's
+// instructions promise it).
 func TestOperationTable(t *testing.T) {
 	t.Parallel()
 	patterns, ids, tools := map[string]bool{}, map[string]bool{}, map[string]bool{}
@@ -22,6 +23,11 @@ func TestOperationTable(t *testing.T) {
 		patterns[o.pattern], ids[o.doc.ID] = true, true
 		if o.run == nil && o.rest == nil {
 			t.Errorf("%q: neither run nor rest", o.pattern)
+		}
+		// The table keys a POST through run; a REST handler of its own
+		// must keep its keys itself.
+		if o.writes() && o.rest != nil && !o.ownKeys {
+			t.Errorf("%q: a POST served by its own handler, without keys of its own", o.pattern)
 		}
 		if o.class == "" {
 			t.Errorf("%q: no rate-limit class", o.pattern)

@@ -13,7 +13,7 @@ import (
 // planOperations are subscription plans, which are create-only.
 func planOperations() []operation {
 	return []operation{{
-		pattern: "POST /v1/plans", class: ratelimit.ClassCreate, status: http.StatusCreated, keyed: true,
+		pattern: "POST /v1/plans", class: ratelimit.ClassCreate, status: http.StatusCreated,
 		doc: apispec.Operation{ID: "createPlan", Tag: "Plans", Summary: "Create a plan",
 			Doc:  "Creates a product and its price; send customers its checkout_url. The first successful charge fires subscription.active. Plans are create-only.",
 			Body: typeOf[wire.PlanRequest](), Responses: created[wire.Plan]("The plan."),

@@ -29,7 +29,7 @@ func subscriptionOperations() []operation {
 				return wireOf(x, err, subscriptions.Subscription.Wire)
 			}),
 		{
-			pattern: "POST /v1/subscriptions/{id}/cancel", class: ratelimit.ClassCreate, keyed: true, body: bodyOptional,
+			pattern: "POST /v1/subscriptions/{id}/cancel", class: ratelimit.ClassCreate, body: bodyOptional,
 			doc: apispec.Operation{ID: "cancelSubscription", Tag: "Subscriptions", Summary: "Cancel a subscription",
 				Doc:    "At the period's end (default: sets cancel_at), or now (at_period_end false: expires at once with subscription.expired).",
 				Params: idPath("subscription"), Body: typeOf[wire.CancelRequest](),

@@ -25,7 +25,7 @@ func testClockOperations() []operation {
 			// Keyed, but not in one transaction with its work: an advance
 			// runs its catch-ups in transactions of their own, under the
 			// merchant's advance lock, and the record commits after them.
-			pattern: "POST /v1/test_helpers/clock/advance", class: ratelimit.ClassCreate, keyed: true,
+			pattern: "POST /v1/test_helpers/clock/advance", class: ratelimit.ClassCreate,
 			doc: apispec.Operation{ID: "advanceTestClock", Tag: "Test clocks", Summary: "Advance the test clock",
 				Doc:  "Moves the merchant's test-mode time forward and answers once every renewal, dunning retry, expiry and credit expiry due by then has run, in time order.",
 				Body: typeOf[wire.ClockAdvanceRequest](), Responses: ok[wire.TestClock]("The clock at its new time."), Errors: invalidErrs()},
