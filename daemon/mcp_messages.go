@@ -211,13 +211,13 @@ func isJSON(contentType string) bool {
 
 // checkJSONBody refuses a REST request body that is not declared JSON
 // with 415 invalid_request, as the tool server does: text/plain, form and
-// multipart bodies were read as JSON. A request with no body (a void or a
-// cancel with nothing to say) needs no Content-Type; one with no
-// Content-Type whose length is not announced (chunked) is left to the
-// decoder, which finds it empty or reads JSON.
+// multipart bodies were read as JSON. A request that declares no
+// Content-Type at all is read as JSON: no browser can send one across
+// origins with a credential, and scripts that leave it out (and bodyless
+// voids and cancels) have always worked.
 func checkJSONBody(r *http.Request) error {
 	ct := r.Header.Get("Content-Type")
-	if r.ContentLength == 0 || r.Method == http.MethodGet || r.Method == http.MethodHead || isJSON(ct) || (ct == "" && r.ContentLength < 0) {
+	if r.ContentLength == 0 || r.Method == http.MethodGet || r.Method == http.MethodHead || isJSON(ct) || ct == "" {
 		return nil
 	}
 	return &apperr.Error{Code: apperr.InvalidRequest, Status: http.StatusUnsupportedMediaType,

@@ -42,7 +42,8 @@ func TestOpenAPICompressed(t *testing.T) {
 }
 
 // REST bodies must be declared JSON: 415 invalid_request for text/plain,
-// form and multipart; a POST with no body needs no Content-Type.
+// form and multipart; a POST that declares no Content-Type, with a body
+// or without, is read as JSON.
 func TestRESTBodyMustBeJSON(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
@@ -52,12 +53,10 @@ func TestRESTBodyMustBeJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	const body = `{"amount":"5000000","description":"typed"}`
-	for _, ct := range []string{"text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", ""} {
+	for _, ct := range []string{"text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x"} {
 		req, _ := http.NewRequest("POST", b.url+"/v1/invoices", strings.NewReader(body))
 		req.Header.Set("Authorization", "Bearer "+key)
-		if ct != "" {
-			req.Header.Set("Content-Type", ct)
-		}
+		req.Header.Set("Content-Type", ct)
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
@@ -71,10 +70,21 @@ func TestRESTBodyMustBeJSON(t *testing.T) {
 	if status, _, body := b.raw("POST", "/v1/invoices", key, body); status != 201 {
 		t.Fatalf("application/json: %d %s", status, body)
 	}
-	// A bodyless void, no Content-Type.
-	req, _ := http.NewRequest("POST", b.url+"/v1/invoices/"+inv.ID+"/void", nil)
+	// A body with no Content-Type at all is read as JSON.
+	req, _ := http.NewRequest("POST", b.url+"/v1/invoices", strings.NewReader(body))
 	req.Header.Set("Authorization", "Bearer "+key)
 	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 201 {
+		t.Fatalf("no Content-Type: %d", resp.StatusCode)
+	}
+	// A bodyless void, no Content-Type.
+	req, _ = http.NewRequest("POST", b.url+"/v1/invoices/"+inv.ID+"/void", nil)
+	req.Header.Set("Authorization", "Bearer "+key)
+	resp, err = http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
