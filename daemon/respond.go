@@ -27,7 +27,7 @@ func HTTPStatus(code apperr.Code) int {
 		return http.StatusNotFound
 	case apperr.PaymentFailed:
 		return http.StatusPaymentRequired
-	case apperr.InvoiceNotOpen, apperr.AlreadySubscribed:
+	case apperr.InvoiceNotOpen, apperr.AlreadySubscribed, apperr.UsageAlreadyBilled:
 		return http.StatusConflict
 	case apperr.MethodNotAllowed:
 		return http.StatusMethodNotAllowed

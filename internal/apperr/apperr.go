@@ -34,6 +34,7 @@ const (
 	PaymentFailed      Code = "payment_failed"
 	InvoiceNotOpen     Code = "invoice_not_open"
 	AlreadySubscribed  Code = "already_subscribed"
+	UsageAlreadyBilled Code = "usage_already_billed"
 	ServiceUnavailable Code = "service_unavailable"
 	Internal           Code = "internal_error"
 )

@@ -183,7 +183,10 @@ func (bt *batchTx) apply(ctx context.Context) error {
 	if err := bt.w.write(ctx, bt.tx); err != nil {
 		return err
 	}
-	return events.EmitMany(ctx, bt.tx, bt.events)
+	if err := events.EmitMany(ctx, bt.tx, bt.events); err != nil {
+		return err
+	}
+	return leaveBalanceChecks(ctx, bt.tx, bt.checks)
 }
 
 // applyItem is grant or debit after the account is locked: the replay
@@ -228,6 +231,7 @@ func (bt *batchTx) applyItem(it *item, l *ledger) outcome {
 		out.debit = debitResult(want)
 		out.debit.Deduplicated = false
 		bt.events = append(bt.events, events.Pending{Scope: it.s, Type: events.CreditDebited, At: it.now, Data: out.debit.Wire()})
+		bt.checks = append(bt.checks, balanceCheck{it.s, out.debit.CustomerID, out.debit.Balance + out.debit.Covered})
 	}
 	return out
 }

@@ -75,6 +75,7 @@ type batchTx struct {
 	fresh    map[string]bool      // grant ids of remainders this batch creates
 	w        writes
 	events   []events.Pending
+	checks   []balanceCheck
 }
 
 // applyTx applies a batch in one transaction and returns each item's

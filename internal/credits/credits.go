@@ -213,8 +213,10 @@ func DebitTx(ctx context.Context, tx *store.Tx, s tenant.Scope, in DebitInput, n
 	if err != nil || res.Deduplicated {
 		return res, err
 	}
-	_, err = events.Emit(ctx, tx, s, events.CreditDebited, now, res.Wire())
-	return res, err
+	if _, err = events.Emit(ctx, tx, s, events.CreditDebited, now, res.Wire()); err != nil {
+		return res, err
+	}
+	return res, leaveBalanceChecks(ctx, tx, []balanceCheck{{s, res.CustomerID, res.Balance + res.Covered}})
 }
 
 func debit(ctx context.Context, q store.Querier, s tenant.Scope, in DebitInput, now time.Time) (DebitResult, error) {

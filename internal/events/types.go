@@ -14,6 +14,8 @@ const (
 	CreditGranted                = "credit.granted"
 	CreditDebited                = "credit.debited"
 	EntitlementGranted           = "entitlement.granted"
+	MeterEventCancelled          = "meter_event.cancelled"
+	AlertTriggered               = "alert.triggered"
 )
 
 // Types returns every event type, in a fixed order.
@@ -21,6 +23,6 @@ func Types() []string {
 	return []string{
 		InvoicePaid, RefundSucceeded, SubscriptionActive, SubscriptionRenewed, SubscriptionPaymentFailed,
 		SubscriptionDunningExhausted, SubscriptionRevoked, SubscriptionExpired, CreditGranted, CreditDebited,
-		EntitlementGranted,
+		EntitlementGranted, MeterEventCancelled, AlertTriggered,
 	}
 }

@@ -36,5 +36,6 @@ func (e Event) Wire() wire.MeterEvent {
 		Object: "meter_event", ID: e.ID, Meter: e.MeterKey, CustomerID: e.CustomerID, Value: strconv.FormatInt(e.Value, 10),
 		EventTimestamp: wire.Timestamp(e.Timestamp), IdempotencyKey: e.IdempotencyKey, Properties: e.Properties,
 		CreatedAt: wire.Timestamp(e.CreatedAt), Livemode: e.Mode == tenant.Live, Deduplicated: e.Deduplicated,
+		CancelledAt: wire.OptTimestamp(e.CancelledAt),
 	}
 }

@@ -51,6 +51,8 @@ type Event struct {
 	Properties     json.RawMessage
 	IdempotencyKey *string
 	CreatedAt      time.Time
+	// CancelledAt is set once the event was cancelled: it counts nowhere.
+	CancelledAt *time.Time
 	// Deduplicated is true when the request replayed an idempotency key:
 	// the Event is the original one and nothing new was counted.
 	Deduplicated bool

@@ -3,6 +3,7 @@ package metering
 import (
 	"context"
 	"encoding/json"
+	"math/rand/v2"
 	"strconv"
 	"strings"
 	"sync"
@@ -154,8 +155,10 @@ func cacheKey(s tenant.Scope, key string) string {
 // request, or a concurrent one that committed first) makes its event drop
 // out: only events whose key row was inserted, or that have no key, are
 // written and counted. Windows are locked in a fixed order so concurrent
-// batches touching the same customers cannot deadlock.
-const writeSQL = `
+// batches touching the same customers cannot deadlock. The same statement
+// adds the events to the usage buckets and, where an alert watches the
+// meter, leaves the alert job a check to make.
+var writeSQL = `
 WITH input AS (
 	SELECT * FROM unnest($3::text[], $4::text[], $5::text[], $6::bigint[], $7::timestamptz[], $8::jsonb[], $9::text[])
 		AS t(id, meter_id, customer_id, value, ts, properties, ikey)
@@ -196,13 +199,13 @@ WITH input AS (
 	FROM agg a
 	WHERE w.merchant_id = $1 AND w.mode = $2 AND w.customer_id = a.customer_id AND w.meter_id = a.meter_id AND w.owner = a.owner
 	RETURNING 1
-)
-SELECT coalesce(array_agg(id), '{}') AS ids, min(created_at) AS created_at FROM inserted`
+), ` + bucketsCTE + `, ` + checksCTE + `
+SELECT coalesce(array_agg(id), '{}') AS ids, min(created_at) AS created_at, (SELECT count(*) FROM checks) AS checks FROM inserted`
 
 // write stores the accepted events of res (skipping in-request repeats
 // listed in dupOf) and fills in their ids. Events whose key was already
 // stored, and the repeats, become their originals (see replays).
-func write(ctx context.Context, q store.Querier, s tenant.Scope, res []Result, dupOf map[int]int, stamped []bool, now time.Time) error {
+func write(ctx context.Context, q *store.Tx, s tenant.Scope, res []Result, dupOf map[int]int, stamped []bool, now time.Time) error {
 	n := 0
 	for i := range res {
 		if res[i].Err == nil {
@@ -241,11 +244,15 @@ func write(ctx context.Context, q store.Querier, s tenant.Scope, res []Result, d
 	var out struct {
 		IDs       pq.StringArray `db:"ids"`
 		CreatedAt *time.Time     `db:"created_at"`
+		Checks    int            `db:"checks"`
 	}
 	err := q.GetContext(ctx, &out, writeSQL, s.MerchantID, s.Mode, pq.StringArray(ids), pq.StringArray(meterIDs),
-		store.NullTexts(custs), pq.Int64Array(values), pq.StringArray(stamps), store.NullTexts(props), store.NullTexts(keys), now)
+		store.NullTexts(custs), pq.Int64Array(values), pq.StringArray(stamps), store.NullTexts(props), store.NullTexts(keys), now, rand.IntN(BucketShards))
 	if err != nil {
 		return store.Translate(err)
+	}
+	if out.Checks > 0 {
+		q.Notify(AlertCheckChannel)
 	}
 	stored := make(map[string]bool, len(out.IDs))
 	for _, eid := range out.IDs {
@@ -343,11 +350,12 @@ type eventRow struct {
 	Properties     *string     `db:"properties"`
 	IdempotencyKey *string     `db:"idempotency_key"`
 	CreatedAt      time.Time   `db:"created_at"`
+	CancelledAt    *time.Time  `db:"cancelled_at"`
 }
 
 func (r eventRow) event() Event {
 	e := Event{Mode: r.Mode, ID: r.ID, MeterID: r.MeterID, MeterKey: r.MeterKey, CustomerID: r.CustomerID, Value: r.Value,
-		Timestamp: r.Timestamp, IdempotencyKey: r.IdempotencyKey, CreatedAt: r.CreatedAt}
+		Timestamp: r.Timestamp, IdempotencyKey: r.IdempotencyKey, CreatedAt: r.CreatedAt, CancelledAt: r.CancelledAt}
 	if r.Properties != nil {
 		e.Properties = json.RawMessage(*r.Properties)
 	}
@@ -370,7 +378,7 @@ func byKeys(ctx context.Context, q store.Querier, s tenant.Scope, keys []string,
 		Same bool `db:"same_properties"`
 	}
 	err := q.SelectContext(ctx, &rows, `SELECT r.n, e.mode, e.id, e.meter_id, m.key AS meter_key, e.customer_id, e.value, e.event_timestamp,
-			e.properties::text AS properties, e.idempotency_key, e.created_at,
+			e.properties::text AS properties, e.idempotency_key, e.created_at, e.cancelled_at,
 			e.properties IS NOT DISTINCT FROM r.props AS same_properties
 		FROM unnest($3::text[], $4::jsonb[]) WITH ORDINALITY AS r(ikey, props, n)
 		JOIN meter_event_keys k ON k.merchant_id = $1 AND k.mode = $2 AND k.idempotency_key = r.ikey

@@ -86,9 +86,9 @@ const trackSQL = `
 INSERT INTO usage_windows (merchant_id, mode, customer_id, meter_id, owner, since, event_count, value_sum, value_max, last_value, last_at, last_event_id)
 SELECT $1, $2, $3, $4, $5, $6, a.n, a.s, a.mx, l.value, l.event_timestamp, l.id
 FROM (SELECT count(*) AS n, coalesce(sum(value), 0) AS s, max(value) AS mx FROM meter_events
-		WHERE merchant_id = $1 AND mode = $2 AND customer_id = $3 AND meter_id = $4 AND event_timestamp >= $6) a
+		WHERE merchant_id = $1 AND mode = $2 AND customer_id = $3 AND meter_id = $4 AND event_timestamp >= $6 AND cancelled_at IS NULL) a
 	LEFT JOIN LATERAL (SELECT value, event_timestamp, id FROM meter_events
-		WHERE merchant_id = $1 AND mode = $2 AND customer_id = $3 AND meter_id = $4 AND event_timestamp >= $6
+		WHERE merchant_id = $1 AND mode = $2 AND customer_id = $3 AND meter_id = $4 AND event_timestamp >= $6 AND cancelled_at IS NULL
 		ORDER BY event_timestamp DESC, id DESC LIMIT 1) l ON true
 ON CONFLICT (merchant_id, mode, customer_id, meter_id, owner) DO UPDATE SET
 	since = EXCLUDED.since, event_count = EXCLUDED.event_count, value_sum = EXCLUDED.value_sum, value_max = EXCLUDED.value_max,

@@ -174,7 +174,7 @@ func periodUsage(ctx context.Context, tx *store.Tx, xs []Subscription) (map[stri
 			AS b(id, merchant_id, mode, customer_id, meter_id, start_at, end_at)
 		JOIN meters m ON m.merchant_id = b.merchant_id AND m.id = b.meter_id
 		LEFT JOIN meter_events e ON e.merchant_id = b.merchant_id AND e.mode = b.mode AND e.customer_id = b.customer_id
-			AND e.meter_id = b.meter_id AND e.event_timestamp >= b.start_at AND e.event_timestamp < b.end_at
+			AND e.meter_id = b.meter_id AND e.event_timestamp >= b.start_at AND e.event_timestamp < b.end_at AND e.cancelled_at IS NULL
 		GROUP BY b.id, m.aggregation`,
 		pq.StringArray(ids), pq.StringArray(merchants), pq.StringArray(modes), pq.StringArray(custs), pq.StringArray(meters),
 		pq.StringArray(starts), pq.StringArray(ends))

@@ -138,7 +138,7 @@ func usageSoFar(ctx context.Context, q store.Querier, x Subscription, until time
 			WHEN 'last' THEN coalesce((array_agg(e.value ORDER BY e.event_timestamp DESC, e.id DESC) FILTER (WHERE e.id IS NOT NULL))[1], 0)::numeric
 			ELSE coalesce(sum(e.value), 0) END)::text
 		FROM meters m LEFT JOIN meter_events e ON e.merchant_id = m.merchant_id AND e.mode = $2 AND e.customer_id = $3
-			AND e.meter_id = m.id AND e.event_timestamp >= $5 AND e.event_timestamp < $6
+			AND e.meter_id = m.id AND e.event_timestamp >= $5 AND e.event_timestamp < $6 AND e.cancelled_at IS NULL
 		WHERE m.merchant_id = $1 AND m.id = $4 GROUP BY m.aggregation`,
 		x.MerchantID, x.Mode, deref(x.CustomerID), deref(x.MeterID), *x.CurrentPeriodStart, until)
 	if err != nil {

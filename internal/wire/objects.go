@@ -62,6 +62,29 @@ type MeterEvent struct {
 	CreatedAt      string          `json:"created_at"`
 	Livemode       bool            `json:"livemode"`
 	Deduplicated   bool            `json:"deduplicated"`
+	// CancelledAt is present once the event was cancelled.
+	CancelledAt *string `json:"cancelled_at,omitempty"`
+}
+
+// UsageSummary is a customer's usage of a meter over [from, to), and per
+// window when asked for.
+type UsageSummary struct {
+	Object      string        `json:"object"` // "usage_summary"
+	CustomerID  string        `json:"customer_id"`
+	Meter       string        `json:"meter"`
+	MeterKey    string        `json:"meter_key"`
+	Aggregation string        `json:"aggregation"`
+	From        string        `json:"from"`
+	To          string        `json:"to"`
+	Value       string        `json:"value"`
+	Windows     []UsageWindow `json:"windows,omitempty"`
+}
+
+// UsageWindow is one window of a usage summary.
+type UsageWindow struct {
+	Start string `json:"start"`
+	End   string `json:"end"`
+	Value string `json:"value"`
 }
 
 // MeterEventBatch answers a batch of meter events: Data holds, in request
@@ -248,4 +271,37 @@ type Plan struct {
 	CheckoutURL  string        `json:"checkout_url"`
 	CreatedAt    string        `json:"created_at"`
 	Livemode     bool          `json:"livemode"`
+}
+
+// Alert is a threshold that emits alert.triggered when crossed.
+type Alert struct {
+	Object     string  `json:"object"` // "alert"
+	ID         string  `json:"id"`
+	Type       string  `json:"type"`
+	Name       *string `json:"name"`
+	CustomerID *string `json:"customer_id"`
+	Meter      *string `json:"meter"`
+	Threshold  *string `json:"threshold"`
+	Percent    *int64  `json:"percent"`
+	Status     string  `json:"status"`
+	CreatedAt  string  `json:"created_at"`
+	ArchivedAt *string `json:"archived_at"`
+	Livemode   bool    `json:"livemode"`
+}
+
+// AlertTrigger is the data of alert.triggered; fields that do not apply to
+// the alert's type are null.
+type AlertTrigger struct {
+	Object         string  `json:"object"` // "alert_trigger"
+	AlertID        string  `json:"alert_id"`
+	Type           string  `json:"type"`
+	CustomerID     *string `json:"customer_id"`
+	SubscriptionID *string `json:"subscription_id"`
+	Meter          *string `json:"meter"`
+	Threshold      *string `json:"threshold"`
+	Percent        *int64  `json:"percent"`
+	Value          string  `json:"value"`
+	PeriodStart    *string `json:"period_start"`
+	PeriodEnd      *string `json:"period_end"`
+	TriggeredAt    string  `json:"triggered_at"`
 }

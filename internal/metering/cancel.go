@@ -1,0 +1,119 @@
+package metering
+
+import (
+	"context"
+	"strconv"
+	"time"
+
+	"github.com/tollgatehq/tollgate/internal/apperr"
+	"github.com/tollgatehq/tollgate/internal/events"
+	"github.com/tollgatehq/tollgate/internal/fields"
+	"github.com/tollgatehq/tollgate/internal/store"
+	"github.com/tollgatehq/tollgate/internal/tenant"
+)
+
+// billedSQL is true when the event lies in a period already rated for a
+// metered subscription of its customer on its meter: a period before the
+// current one, or the last one of a subscription that ended (ending rates
+// it).
+const billedSQL = `SELECT EXISTS (SELECT 1 FROM subscriptions
+	WHERE merchant_id = $1 AND mode = $2 AND customer_id = $3 AND meter_id = $4 AND usage_type = 'metered'
+		AND current_period_start IS NOT NULL AND $5::timestamptz >= coalesce(anchor, created_at)
+		AND ($5::timestamptz < current_period_start OR (ended_at IS NOT NULL AND $5::timestamptz < current_period_end)))`
+
+// recomputeWindowsSQL recomputes the usage windows (entitlements' running
+// usage) that hold a cancelled event, from the uncancelled events.
+const recomputeWindowsSQL = `
+UPDATE usage_windows w SET event_count = a.n, value_sum = a.s, value_max = a.mx,
+	last_value = l.value, last_at = l.event_timestamp, last_event_id = l.id, updated_at = now()
+FROM usage_windows o
+	CROSS JOIN LATERAL (SELECT count(*) AS n, coalesce(sum(value), 0) AS s, max(value) AS mx FROM meter_events
+		WHERE merchant_id = o.merchant_id AND mode = o.mode AND customer_id = o.customer_id AND meter_id = o.meter_id
+			AND event_timestamp >= o.since AND cancelled_at IS NULL) a
+	LEFT JOIN LATERAL (SELECT value, event_timestamp, id FROM meter_events
+		WHERE merchant_id = o.merchant_id AND mode = o.mode AND customer_id = o.customer_id AND meter_id = o.meter_id
+			AND event_timestamp >= o.since AND cancelled_at IS NULL
+		ORDER BY event_timestamp DESC, id DESC LIMIT 1) l ON true
+WHERE o.merchant_id = $1 AND o.mode = $2 AND o.customer_id = $3 AND o.meter_id = $4 AND o.since <= $5
+	AND w.merchant_id = o.merchant_id AND w.mode = o.mode AND w.customer_id = o.customer_id AND w.meter_id = o.meter_id AND w.owner = o.owner`
+
+// Cancel marks the scope's meter event eventID cancelled at now, so it
+// counts nowhere from then on (usage summaries, entitlement usage, rating,
+// upcoming charges, alerts), and emits meter_event.cancelled, in one
+// transaction. Cancelling a cancelled event answers it again, with no new
+// event. An unknown id is 404 resource_not_found; an event in a period
+// already rated is 409 usage_already_billed.
+func Cancel(ctx context.Context, db *store.DB, s tenant.Scope, eventID string, now time.Time) (Event, error) {
+	if p := fields.TextProblem(eventID); p != "" {
+		return Event{}, apperr.Field("id", "%s", p)
+	}
+	if len(eventID) > 255 {
+		return Event{}, notFound(eventID)
+	}
+	return store.InTx(ctx, db, func(tx *store.Tx) (Event, error) {
+		e, err := eventByID(ctx, tx, s, eventID, false)
+		if err != nil || e.CancelledAt != nil {
+			return e, err
+		}
+		if e.CustomerID != nil {
+			// Before the row lock: ingestion holds this lock shared while it
+			// writes buckets, and must not add to them while they are rebuilt.
+			if err := LockUsage(ctx, tx, s); err != nil {
+				return Event{}, err
+			}
+		}
+		if e, err = eventByID(ctx, tx, s, eventID, true); err != nil || e.CancelledAt != nil {
+			return e, err
+		}
+		if e.CustomerID != nil {
+			var billed bool
+			if err := tx.GetContext(ctx, &billed, billedSQL, s.MerchantID, s.Mode, *e.CustomerID, e.MeterID, ts(e.Timestamp)); err != nil {
+				return Event{}, store.Translate(err)
+			}
+			if billed {
+				return Event{}, apperr.New(apperr.UsageAlreadyBilled, "meter event %s lies in a period that was already rated and billed", e.ID)
+			}
+		}
+		at := now.UTC().Truncate(time.Microsecond)
+		if _, err := tx.ExecContext(ctx, `UPDATE meter_events SET cancelled_at = $4 WHERE merchant_id = $1 AND id = $2 AND event_timestamp = $3`,
+			s.MerchantID, e.ID, e.Timestamp, at); err != nil {
+			return Event{}, store.Translate(err)
+		}
+		e.CancelledAt = &at
+		if e.CustomerID != nil {
+			if err := rebuildBuckets(ctx, tx, s, *e.CustomerID, e.MeterID, e.Timestamp); err != nil {
+				return Event{}, err
+			}
+			if _, err := tx.ExecContext(ctx, recomputeWindowsSQL, s.MerchantID, s.Mode, *e.CustomerID, e.MeterID, e.Timestamp); err != nil {
+				return Event{}, store.Translate(err)
+			}
+		}
+		if _, err := events.Emit(ctx, tx, s, events.MeterEventCancelled, at, e.Wire()); err != nil {
+			return Event{}, err
+		}
+		return e, nil
+	})
+}
+
+// eventByID reads the scope's meter event, locking its row when lock.
+func eventByID(ctx context.Context, q store.Querier, s tenant.Scope, eventID string, lock bool) (Event, error) {
+	query := `SELECT e.mode, e.id, e.meter_id, m.key AS meter_key, e.customer_id, e.value, e.event_timestamp,
+			e.properties::text AS properties, e.idempotency_key, e.created_at, e.cancelled_at
+		FROM meter_events e JOIN meters m ON m.merchant_id = e.merchant_id AND m.id = e.meter_id
+		WHERE e.merchant_id = $1 AND e.mode = $2 AND e.id = $3`
+	if lock {
+		query += ` FOR UPDATE OF e`
+	}
+	var rows []eventRow
+	if err := q.SelectContext(ctx, &rows, query, s.MerchantID, s.Mode, eventID); err != nil {
+		return Event{}, store.Translate(err)
+	}
+	if len(rows) == 0 {
+		return Event{}, notFound(eventID)
+	}
+	return rows[0].event(), nil
+}
+
+func notFound(eventID string) error {
+	return &apperr.Error{Code: apperr.ResourceNotFound, Status: 404, Message: "no meter event " + strconv.Quote(apperr.Clip(eventID))}
+}

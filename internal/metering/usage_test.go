@@ -1,0 +1,151 @@
+package metering
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/tollgatehq/tollgate/internal/apperr"
+	"github.com/tollgatehq/tollgate/internal/store"
+	"github.com/tollgatehq/tollgate/internal/tenant"
+	"github.com/tollgatehq/tollgate/internal/testdb"
+)
+
+func TestMain(m *testing.M) { testdb.Main(m) }
+
+func TestPlanCoversTheSpanOnce(t *testing.T) {
+	base := time.Date(2026, 3, 30, 22, 17, 5, 0, time.UTC)
+	for _, span := range []time.Duration{time.Minute, 50 * time.Minute, 2 * time.Hour, 26 * time.Hour, 75 * time.Hour, 40 * 24 * time.Hour} {
+		from, to := base, base.Add(span)
+		raw, hours, days := plan(from, to)
+		covered := time.Duration(0)
+		for _, r := range raw {
+			covered += r[1].Sub(r[0])
+		}
+		covered += time.Duration(len(hours))*time.Hour + time.Duration(len(days))*24*time.Hour
+		if covered != span {
+			t.Errorf("span %s: pieces cover %s (raw %v, %d hours, %d days)", span, covered, raw, len(hours), len(days))
+		}
+		if len(raw) > 2 || len(hours) > 48 {
+			t.Errorf("span %s: %d raw ranges, %d hours", span, len(raw), len(hours))
+		}
+	}
+}
+
+// fixture is a merchant with a customer, in test mode.
+func fixture(t *testing.T) (*store.DB, tenant.Scope, string) {
+	t.Helper()
+	db := testdb.Open(t)
+	ctx := context.Background()
+	s := tenant.Scope{MerchantID: "mer_usage", Mode: tenant.Test}
+	if _, err := db.ExecContext(ctx, `INSERT INTO merchants (id, name) VALUES ('mer_usage', 'usage')`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.ExecContext(ctx, `INSERT INTO customers (merchant_id, mode, id) VALUES ('mer_usage', 'test', 'cus_u')`); err != nil {
+		t.Fatal(err)
+	}
+	return db, s, "cus_u"
+}
+
+func ingestAt(t *testing.T, g *Ingester, db *store.DB, s tenant.Scope, key, cust string, v int64, at, now time.Time) Event {
+	t.Helper()
+	res, err := g.Ingest(context.Background(), db, s, []EventInput{{EventName: key, Value: &v, CustomerID: &cust, Timestamp: &at}}, now)
+	if err != nil || res[0].Err != nil {
+		t.Fatalf("ingest: %v %v", err, res[0].Err)
+	}
+	return res[0].Event
+}
+
+func TestUsageSummaryAndCancel(t *testing.T) {
+	db, s, cust := fixture(t)
+	ctx := context.Background()
+	now := time.Date(2026, 7, 15, 12, 30, 0, 0, time.UTC)
+	g := NewIngester()
+	meters := map[string]Meter{}
+	for _, agg := range []string{Sum, Count, Max, Last} {
+		m, _, err := Create(ctx, db, s, Input{Key: "m_" + agg, DisplayName: agg, Aggregation: agg}, now.Add(-40*24*time.Hour))
+		if err != nil {
+			t.Fatal(err)
+		}
+		meters[agg] = m
+	}
+	// Events on three days, at hour edges and inside hours.
+	stamps := []time.Time{
+		time.Date(2026, 7, 13, 0, 0, 0, 0, time.UTC),
+		time.Date(2026, 7, 13, 23, 59, 59, 0, time.UTC),
+		time.Date(2026, 7, 14, 10, 15, 0, 0, time.UTC),
+		time.Date(2026, 7, 15, 12, 10, 0, 0, time.UTC),
+	}
+	values := []int64{5, 9, 2, 4}
+	var evs []Event
+	for _, agg := range []string{Sum, Count, Max, Last} {
+		for i, at := range stamps {
+			e := ingestAt(t, g, db, s, "m_"+agg, cust, values[i], at, now)
+			if agg == Max {
+				evs = append(evs, e)
+			}
+		}
+	}
+	day := func(d int) time.Time { return time.Date(2026, 7, d, 0, 0, 0, 0, time.UTC) }
+	want := map[string]string{Sum: "20", Count: "4", Max: "9", Last: "4"}
+	for agg, w := range want {
+		from, to := day(12), now
+		u, err := Usage(ctx, db, s, cust, UsageInput{Meter: "m_" + agg, From: &from, To: &to, Window: Day}, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if u.Value != w || len(u.Windows) != 4 {
+			t.Errorf("%s: value %s, %d windows", agg, u.Value, len(u.Windows))
+		}
+		if agg == Sum && (u.Windows[1].Value != "14" || u.Windows[2].Value != "2" || u.Windows[3].Value != "4" || u.Windows[0].Value != "0") {
+			t.Errorf("sum windows %+v", u.Windows)
+		}
+	}
+	// Unaligned ends read the events of the partial hours.
+	from, to := time.Date(2026, 7, 13, 0, 0, 0, 1000, time.UTC), time.Date(2026, 7, 15, 12, 10, 0, 0, time.UTC)
+	if u, err := Usage(ctx, db, s, cust, UsageInput{Meter: meters[Sum].ID, From: &from, To: &to}, now); err != nil || u.Value != "11" {
+		t.Errorf("unaligned: %+v %v", u, err)
+	}
+	// Cancelling the max event: max falls back to the next one.
+	c, err := Cancel(ctx, db, s, evs[1].ID, now)
+	if err != nil || c.CancelledAt == nil {
+		t.Fatalf("cancel: %+v %v", c, err)
+	}
+	from = day(12)
+	if u, _ := Usage(ctx, db, s, cust, UsageInput{Meter: "m_max", From: &from, To: &now}, now); u.Value != "5" {
+		t.Errorf("max after cancel %s", u.Value)
+	}
+	if _, err := Cancel(ctx, db, s, evs[1].ID, now); err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if err := db.GetContext(ctx, &n, `SELECT count(*) FROM events WHERE type = 'meter_event.cancelled'`); err != nil || n != 1 {
+		t.Errorf("cancel events %d %v", n, err)
+	}
+	if _, err := Cancel(ctx, db, s, "me_nope", now); apperr.CodeOf(err) != apperr.ResourceNotFound {
+		t.Errorf("unknown: %v", err)
+	}
+	other := tenant.Scope{MerchantID: s.MerchantID, Mode: tenant.Live}
+	if _, err := Cancel(ctx, db, other, evs[0].ID, now); apperr.CodeOf(err) != apperr.ResourceNotFound {
+		t.Errorf("other mode: %v", err)
+	}
+	// Bad input.
+	long := now.Add(-42 * 24 * time.Hour)
+	bad := []struct {
+		in   UsageInput
+		code apperr.Code
+	}{
+		{UsageInput{Meter: "nope"}, apperr.UnknownMeter},
+		{UsageInput{Meter: "m_sum", From: &now, To: &now}, apperr.InvalidRequest},
+		{UsageInput{Meter: "m_sum", Window: "week"}, apperr.InvalidRequest},
+		{UsageInput{Meter: "m_sum", From: &long, To: &now, Window: Hour}, apperr.InvalidRequest},
+	}
+	for _, b := range bad {
+		if _, err := Usage(ctx, db, s, cust, b.in, now); apperr.CodeOf(err) != b.code {
+			t.Errorf("%+v: %v", b.in, err)
+		}
+	}
+	if _, err := Usage(ctx, db, s, "cus_nope", UsageInput{Meter: "m_sum"}, now); apperr.CodeOf(err) != apperr.UnknownCustomer {
+		t.Errorf("unknown customer: %v", err)
+	}
+}
