@@ -22,6 +22,8 @@ type MeterEvent struct {
 	// Deduplicated is true when the idempotency key had been used before:
 	// this is the original event, and nothing new was counted.
 	Deduplicated bool `json:"deduplicated"`
+	// CancelledAt is set once the event was cancelled: it counts nowhere.
+	CancelledAt *time.Time `json:"cancelled_at,omitempty"`
 	// Raw is the object exactly as the API sent it.
 	Raw json.RawMessage `json:"-"`
 }

@@ -20,7 +20,7 @@ func newMeterCmd(f *Factory) *cobra.Command {
 		Short: "Create and list meters, the named things usage is recorded against",
 	}
 	cmd.AddCommand(newMeterCreateCmd(f, nil), newMeterListCmd(f))
-	cmd.AddCommand(newMeterSendCmd(f))
+	cmd.AddCommand(newMeterSendCmd(f), newMeterCancelCmd(f))
 	return cmd
 }
 

@@ -179,6 +179,8 @@ func NewRootCmd(f *Factory) *cobra.Command {
 		newAdminCmd(f),
 		newInvoiceCmd(f),
 		newMeterCmd(f),
+		newUsageCmd(f, nil),
+		newAlertCmd(f),
 		newFeatureCmd(f),
 		newEntitlementsCmd(f),
 		newCreditsCmd(f),

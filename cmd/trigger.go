@@ -29,6 +29,8 @@ var triggerEvents = [][2]string{
 	{"credit.granted", "5 USDC of credits granted"},
 	{"credit.debited", "credits granted, then 1 USDC debited"},
 	{"entitlement.granted", "the feature tollgate_trigger granted"},
+	{"meter_event.cancelled", "a meter event on the meter tollgate_trigger sent, then cancelled"},
+	{"alert.triggered", "a usage alert of 1 on tollgate_trigger, then one event sent"},
 }
 
 func triggerEventNames() []string {

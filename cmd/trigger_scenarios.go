@@ -41,6 +41,18 @@ func (t *trigger) scenario(ctx context.Context) error {
 		return t.debitCredits(ctx)
 	case "entitlement.granted":
 		return t.grantEntitlement(ctx)
+	case "meter_event.cancelled":
+		e, err := t.sendUsage(ctx)
+		if err != nil {
+			return err
+		}
+		if e, err = t.c.CancelMeterEvent(ctx, e.ID); err != nil {
+			return err
+		}
+		t.keep("meter_event", e.ID, "cancelled, "+e.Value+" on "+e.Meter, e.Raw, e.CustomerID)
+		return nil
+	case "alert.triggered":
+		return t.crossAlert(ctx)
 	}
 	return fmt.Errorf("no scenario for %s", t.event)
 }
@@ -212,4 +224,46 @@ func (t *trigger) grantEntitlement(ctx context.Context) error {
 	}
 	t.keep("entitlement_grant", g.ID, g.Feature+" to "+g.CustomerID, g.Raw, &g.CustomerID)
 	return nil
+}
+
+// triggerMeter makes (or finds) the count meter tollgate_trigger.
+func (t *trigger) triggerMeter(ctx context.Context) (*client.Meter, error) {
+	m, err := t.c.CreateMeter(ctx, client.MeterParams{Key: "tollgate_trigger", DisplayName: "tollgate trigger",
+		Aggregation: client.AggregationCount, Description: "Made by tollgate trigger"})
+	if err != nil {
+		return nil, err
+	}
+	t.keep("meter", m.ID, m.Key+" ("+m.Aggregation+")", m.Raw)
+	return m, nil
+}
+
+// sendUsage sends one event on tollgate_trigger for the run's customer.
+func (t *trigger) sendUsage(ctx context.Context) (*client.MeterEvent, error) {
+	if _, err := t.triggerMeter(ctx); err != nil {
+		return nil, err
+	}
+	e, err := t.c.SendMeterEvent(ctx, client.MeterEventParams{EventName: "tollgate_trigger", ExternalCustomerID: t.customer(),
+		IdempotencyKey: "trigger_usage_" + t.tag})
+	if err != nil {
+		return nil, err
+	}
+	t.keep("meter_event", e.ID, e.Value+" on "+e.Meter+" for "+deref(e.CustomerID), e.Raw, e.CustomerID)
+	return e, nil
+}
+
+// crossAlert watches the run's customer's usage of tollgate_trigger with a
+// threshold of 1, then sends the event that reaches it.
+func (t *trigger) crossAlert(ctx context.Context) error {
+	m, err := t.triggerMeter(ctx)
+	if err != nil {
+		return err
+	}
+	a, err := t.c.CreateAlert(ctx, client.AlertParams{Type: "usage_threshold", Meter: m.ID, Threshold: "1",
+		ExternalCustomerID: t.customer(), Name: "tollgate trigger " + t.event})
+	if err != nil {
+		return err
+	}
+	t.keep("alert", a.ID, a.Type+" of 1 on "+m.Key, a.Raw, a.CustomerID)
+	_, err = t.sendUsage(ctx)
+	return err
 }

@@ -77,7 +77,7 @@ func Start(cfg Config, db *store.DB, log *slog.Logger) (*Daemon, error) {
 		return nil, err
 	}
 	runner := jobs.New(db, cfg.Clock, log)
-	all := append(maintenanceJobs(cfg, db), deliveries.job(runner), billingJob(s.money.biller))
+	all := append(maintenanceJobs(cfg, db), deliveries.job(runner), billingJob(s.money.biller), alertJob(db))
 	if s.onchain != nil {
 		all = append(all, s.chainJob())
 	}

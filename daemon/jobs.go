@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/tollgatehq/tollgate/internal/alerts"
 	"github.com/tollgatehq/tollgate/internal/credits"
 	"github.com/tollgatehq/tollgate/internal/events"
 	"github.com/tollgatehq/tollgate/internal/idempotency"
@@ -24,6 +25,7 @@ const (
 	jobOAuthPruning   = "oauth-pruning"
 	jobBilling        = "subscription-billing"
 	jobStatistics     = "table-statistics"
+	jobAlerts         = "alert-evaluation"
 	// pruneBatch bounds the events one retention step deletes.
 	pruneBatch = 1000
 	// freshChanges is how many rows a never-analysed table takes before
@@ -90,6 +92,15 @@ func maintenanceJobs(cfg Config, db *store.DB) []jobs.Job {
 			},
 		},
 	}
+}
+
+// alertJob fires alerts from the checks ingestion and debits leave; every
+// replica may run it (claims use SKIP LOCKED, firings a unique key). A
+// commit that leaves checks wakes it; the poll covers a wake-up lost, e.g.
+// checks left before a crash.
+func alertJob(db *store.DB) jobs.Job {
+	e := &alerts.Evaluator{DB: db}
+	return jobs.Job{Name: jobAlerts, Every: time.Second, Run: e.Step, Wake: alerts.Channel}
 }
 
 // billingJob runs due subscription actions (renewals, metered rating,

@@ -1,0 +1,234 @@
+package alerts
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tollgatehq/tollgate/internal/apperr"
+	"github.com/tollgatehq/tollgate/internal/credits"
+	"github.com/tollgatehq/tollgate/internal/customers"
+	"github.com/tollgatehq/tollgate/internal/fields"
+	"github.com/tollgatehq/tollgate/internal/metering"
+	"github.com/tollgatehq/tollgate/internal/money"
+	"github.com/tollgatehq/tollgate/internal/page"
+	"github.com/tollgatehq/tollgate/internal/store"
+	"github.com/tollgatehq/tollgate/internal/tenant"
+	"github.com/tollgatehq/tollgate/internal/testdb"
+	"github.com/tollgatehq/tollgate/internal/wire"
+)
+
+func TestMain(m *testing.M) { testdb.Main(m) }
+
+func setup(t *testing.T) (*store.DB, tenant.Scope, metering.Meter) {
+	t.Helper()
+	db := testdb.Open(t)
+	ctx := context.Background()
+	for _, q := range []string{
+		`INSERT INTO merchants (id, name) VALUES ('mer_a', 'a'), ('mer_b', 'b')`,
+		`INSERT INTO customers (merchant_id, mode, id) VALUES ('mer_a', 'test', 'cus_1'), ('mer_a', 'test', 'cus_2'), ('mer_b', 'test', 'cus_b')`,
+	} {
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := tenant.Scope{MerchantID: "mer_a", Mode: tenant.Test}
+	m, _, err := metering.Create(ctx, db, s, metering.Input{Key: "calls", DisplayName: "Calls"}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return db, s, m
+}
+
+func decode(t *testing.T, body string) Input {
+	t.Helper()
+	o, err := fields.Decode([]byte(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := Decode(o)
+	if err != nil {
+		t.Fatalf("%s: %v", body, err)
+	}
+	return in
+}
+
+// drain runs the job until no check is left.
+func drain(t *testing.T, db *store.DB) {
+	t.Helper()
+	e := &Evaluator{DB: db}
+	for {
+		more, err := e.Step(context.Background(), time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !more {
+			return
+		}
+	}
+}
+
+func triggers(t *testing.T, db *store.DB) []wire.AlertTrigger {
+	t.Helper()
+	var raws []string
+	if err := db.SelectContext(context.Background(), &raws, `SELECT data::text FROM events WHERE type = 'alert.triggered' ORDER BY seq`); err != nil {
+		t.Fatal(err)
+	}
+	out := make([]wire.AlertTrigger, len(raws))
+	for i, r := range raws {
+		if err := json.Unmarshal([]byte(r), &out[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out
+}
+
+func TestUsageAlertFiresOnceUnderConcurrentWriters(t *testing.T) {
+	db, s, m := setup(t)
+	ctx := context.Background()
+	now := time.Now()
+	a, err := Create(ctx, db, s, decode(t, `{"type":"usage_threshold","meter":"`+m.ID+`","threshold":"100"}`), now)
+	if err != nil || a.Status != Active {
+		t.Fatalf("%+v %v", a, err)
+	}
+	// 100 distractors watching another customer.
+	for i := 0; i < 100; i++ {
+		if _, err := Create(ctx, db, s, decode(t, `{"type":"usage_threshold","meter":"`+m.ID+`","threshold":"1000000","customer_id":"cus_2"}`), now); err != nil {
+			t.Fatal(err)
+		}
+	}
+	g := metering.NewIngester()
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	var jobWG sync.WaitGroup
+	for r := 0; r < 2; r++ { // two replicas' jobs
+		jobWG.Add(1)
+		go func() {
+			defer jobWG.Done()
+			e := &Evaluator{DB: db, Batch: 3}
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if _, err := e.Step(ctx, time.Now()); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	for w := 0; w < 32; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cust, one := "cus_1", int64(1)
+			for i := 0; i < 8; i++ {
+				res, err := g.Ingest(ctx, db, s, []metering.EventInput{{EventName: "calls", Value: &one, CustomerID: &cust}}, time.Now())
+				if err != nil || res[0].Err != nil {
+					t.Error(err, res[0].Err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(stop)
+	jobWG.Wait()
+	drain(t, db)
+	trs := triggers(t, db)
+	if len(trs) != 1 {
+		t.Fatalf("%d triggers: %+v", len(trs), trs)
+	}
+	tr := trs[0]
+	if tr.AlertID != a.ID || tr.CustomerID == nil || *tr.CustomerID != "cus_1" || tr.Threshold == nil || *tr.Threshold != "100" || tr.PeriodStart == nil {
+		t.Errorf("trigger %+v", tr)
+	}
+	// Archived: no further triggers, even in another period's worth of usage.
+	if a, err = Archive(ctx, db, s, a.ID, now); err != nil || a.Status != Archived {
+		t.Fatalf("%+v %v", a, err)
+	}
+	if _, err := Archive(ctx, db, s, "alert_nope", now); apperr.CodeOf(err) != apperr.ResourceNotFound {
+		t.Errorf("archive unknown: %v", err)
+	}
+	list, err := List(ctx, db, s, page.Params{Limit: 100})
+	if err != nil || len(list.Items) != 100 || !list.HasMore {
+		t.Errorf("list: %d %v", len(list.Items), err)
+	}
+}
+
+func TestCreditAlertFiresPerDownwardCrossing(t *testing.T) {
+	db, s, _ := setup(t)
+	ctx := context.Background()
+	now := time.Now()
+	cust := "cus_1"
+	if _, err := Create(ctx, db, s, decode(t, `{"type":"credit_balance_below","threshold":50,"customer_id":"cus_1"}`), now); err != nil {
+		t.Fatal(err)
+	}
+	grant := func(n money.Amount) {
+		if _, err := credits.Grant(ctx, db, s, credits.GrantInput{Customer: customers.Ref{ID: &cust}, Amount: n}, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	debit := func(n money.Amount) {
+		if _, err := store.InTx(ctx, db, func(tx *store.Tx) (credits.DebitResult, error) {
+			return credits.DebitTx(ctx, tx, s, credits.DebitInput{Customer: customers.Ref{ID: &cust}, Amount: n}, time.Now())
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	grant(100)
+	debit(30) // 70: above
+	drain(t, db)
+	debit(30) // 40: crossed
+	drain(t, db)
+	debit(10) // 30: still below
+	drain(t, db)
+	if n := len(triggers(t, db)); n != 1 {
+		t.Fatalf("%d triggers after one crossing", n)
+	}
+	grant(100) // 130
+	debit(100) // 30: crossed again
+	drain(t, db)
+	trs := triggers(t, db)
+	if len(trs) != 2 || trs[1].Value != "30" || trs[1].PeriodStart != nil {
+		t.Fatalf("triggers %+v", trs)
+	}
+}
+
+func TestCreateRefusals(t *testing.T) {
+	db, s, m := setup(t)
+	ctx := context.Background()
+	other := tenant.Scope{MerchantID: "mer_b", Mode: tenant.Test}
+	mb, _, err := metering.Create(ctx, db, other, metering.Input{Key: "b", DisplayName: "B"}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for body, code := range map[string]apperr.Code{
+		`{"type":"usage_threshold","meter":"` + m.ID + `","threshold":-1}`:                          apperr.InvalidRequest,
+		`{"type":"usage_threshold","meter":"` + m.ID + `","threshold":1.5}`:                         apperr.InvalidRequest,
+		`{"type":"usage_threshold","meter":"` + m.ID + `"}`:                                         apperr.InvalidRequest,
+		`{"type":"usage_threshold","meter":"` + mb.ID + `","threshold":1}`:                          apperr.UnknownMeter,
+		`{"type":"usage_threshold","meter":"meter_nope","threshold":1}`:                             apperr.UnknownMeter,
+		`{"type":"spend_threshold","percent":0}`:                                                    apperr.InvalidRequest,
+		`{"type":"spend_threshold","percent":101}`:                                                  apperr.InvalidRequest,
+		`{"type":"spend_threshold","percent":50,"customer_id":"cus_b"}`:                             apperr.UnknownCustomer,
+		`{"type":"credit_balance_below","threshold":"99999999999999999999999999"}`:                  apperr.InvalidRequest,
+		`{"type":"nope"}`:                                                                           apperr.InvalidRequest,
+		`{"type":"credit_balance_below","threshold":1,"name":"` + string(make([]byte, 0)) + `x"}`: "",
+	} {
+		o, err := fields.Decode([]byte(body))
+		if err == nil {
+			var in Input
+			if in, err = Decode(o); err == nil {
+				_, err = Create(ctx, db, s, in, time.Now())
+			}
+		}
+		if apperr.CodeOf(err) != code {
+			t.Errorf("%s: %v", body, err)
+		}
+	}
+}
