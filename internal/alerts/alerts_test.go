@@ -208,16 +208,16 @@ func TestCreateRefusals(t *testing.T) {
 		t.Fatal(err)
 	}
 	for body, code := range map[string]apperr.Code{
-		`{"type":"usage_threshold","meter":"` + m.ID + `","threshold":-1}`:                          apperr.InvalidRequest,
-		`{"type":"usage_threshold","meter":"` + m.ID + `","threshold":1.5}`:                         apperr.InvalidRequest,
-		`{"type":"usage_threshold","meter":"` + m.ID + `"}`:                                         apperr.InvalidRequest,
-		`{"type":"usage_threshold","meter":"` + mb.ID + `","threshold":1}`:                          apperr.UnknownMeter,
-		`{"type":"usage_threshold","meter":"meter_nope","threshold":1}`:                             apperr.UnknownMeter,
-		`{"type":"spend_threshold","percent":0}`:                                                    apperr.InvalidRequest,
-		`{"type":"spend_threshold","percent":101}`:                                                  apperr.InvalidRequest,
-		`{"type":"spend_threshold","percent":50,"customer_id":"cus_b"}`:                             apperr.UnknownCustomer,
-		`{"type":"credit_balance_below","threshold":"99999999999999999999999999"}`:                  apperr.InvalidRequest,
-		`{"type":"nope"}`:                                                                           apperr.InvalidRequest,
+		`{"type":"usage_threshold","meter":"` + m.ID + `","threshold":-1}`:         apperr.InvalidRequest,
+		`{"type":"usage_threshold","meter":"` + m.ID + `","threshold":1.5}`:        apperr.InvalidRequest,
+		`{"type":"usage_threshold","meter":"` + m.ID + `"}`:                        apperr.InvalidRequest,
+		`{"type":"usage_threshold","meter":"` + mb.ID + `","threshold":1}`:         apperr.UnknownMeter,
+		`{"type":"usage_threshold","meter":"meter_nope","threshold":1}`:            apperr.UnknownMeter,
+		`{"type":"spend_threshold","percent":0}`:                                   apperr.InvalidRequest,
+		`{"type":"spend_threshold","percent":101}`:                                 apperr.InvalidRequest,
+		`{"type":"spend_threshold","percent":50,"customer_id":"cus_b"}`:            apperr.UnknownCustomer,
+		`{"type":"credit_balance_below","threshold":"99999999999999999999999999"}`: apperr.InvalidRequest,
+		`{"type":"nope"}`: apperr.InvalidRequest,
 		`{"type":"credit_balance_below","threshold":1,"name":"` + string(make([]byte, 0)) + `x"}`: "",
 	} {
 		o, err := fields.Decode([]byte(body))
