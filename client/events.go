@@ -38,3 +38,12 @@ func (c *Client) ListEventsAfter(ctx context.Context, p EventsAfterParams, opts 
 	}
 	return decodeList[Event](b)
 }
+
+// EventTypes returns every event type the API emits, in a fixed order.
+func EventTypes() []string {
+	return []string{
+		"invoice.paid", "refund.succeeded", "subscription.active", "subscription.renewed", "subscription.payment_failed",
+		"subscription.dunning_exhausted", "subscription.revoked", "subscription.expired", "credit.granted", "credit.debited",
+		"entitlement.granted", "meter_event.cancelled", "alert.triggered",
+	}
+}

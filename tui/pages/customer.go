@@ -17,6 +17,7 @@ type customerMsg struct {
 	cus     *client.Customer
 	balance *client.CreditBalance
 	subs    *client.List[client.Subscription]
+	usage   []*client.UsageSummary
 	err     error
 }
 
@@ -123,7 +124,10 @@ func (p *Customer) lookup() tea.Cmd {
 		if m.balance, m.err = c.GetCreditBalance(ctx, m.cus.ID); m.err != nil {
 			return m
 		}
-		m.subs, m.err = c.ListSubscriptionsFiltered(ctx, client.SubscriptionListParams{ListParams: client.ListParams{Limit: 20}, CustomerID: m.cus.ID})
+		if m.subs, m.err = c.ListSubscriptionsFiltered(ctx, client.SubscriptionListParams{ListParams: client.ListParams{Limit: 20}, CustomerID: m.cus.ID}); m.err != nil {
+			return m
+		}
+		m.usage, m.err = usageThisPeriod(ctx, c, m.cus.ID)
 		return m
 	}
 }
@@ -194,6 +198,13 @@ func (p *Customer) resultView() string {
 				line("               " + usage)
 			}
 		}
+	}
+	line("  Usage        this period, by day")
+	if len(r.usage) == 0 {
+		line(st.Dim.Render("    none"))
+	}
+	for _, u := range r.usage {
+		line("    " + common.Pad(common.Clean(u.MeterKey), 16, false) + " " + Sparkline(u.Windows) + "  " + u.Value + " (" + u.Aggregation + ")")
 	}
 	n := 0
 	if r.subs != nil {

@@ -10,6 +10,7 @@ import (
 	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/tollgatehq/tollgate/client"
 	"github.com/tollgatehq/tollgate/tui/common"
 	"github.com/tollgatehq/tollgate/tui/components"
 )
@@ -74,6 +75,9 @@ func NewEvents(c *common.Common, r Replay, copyFn func(string) error) *Events {
 	f := textinput.New()
 	f.Prompt = "/"
 	f.Placeholder = "type prefix or id"
+	// Tab completes an event type.
+	f.ShowSuggestions = true
+	f.SetSuggestions(client.EventTypes())
 	f.CharLimit = 100
 	common.StaticCursor(&f)
 	return &Events{c: c, replay: r, copy: copyFn, autoscroll: true, window: 1, filter: f, conn: Conn{State: "connecting"}}
