@@ -81,6 +81,22 @@ func TestMCPToolsMatchREST(t *testing.T) {
 		{"check_entitlement", `{"customer_id":"{cus}","feature_key":"beta"}`, ""},
 		{"check_entitlement", `{"customer_id":"{cus}","feature_key":"nope"}`, "unknown_feature"},
 		{"check_entitlement", `{"customer_id":"cus_nope","feature_key":"api"}`, "unknown_customer"},
+		{"get_usage", `{"customer_id":"{cus}","meter":"calls"}`, ""},
+		{"get_usage", `{"customer_id":"{cus}","meter":"{meter}","from":"2026-01-01T00:00:00Z","to":"2026-01-03T00:00:00Z","window":"day"}`, ""},
+		{"get_usage", `{"customer_id":"{cus}","meter":"calls","from":"2026-01-03T00:00:00Z","to":"2026-01-03T00:00:00Z"}`, "invalid_request"},
+		{"get_usage", `{"customer_id":"{cus}","meter":"calls","from":"2020-01-01T00:00:00Z","to":"2026-01-03T00:00:00Z","window":"hour"}`, "invalid_request"},
+		{"get_usage", `{"customer_id":"{cus}","meter":"calls","window":"week"}`, "invalid_request"},
+		{"get_usage", `{"customer_id":"{cus}","meter":"nope"}`, "unknown_meter"},
+		{"get_usage", `{"customer_id":"cus_nope","meter":"calls"}`, "unknown_customer"},
+		{"cancel_meter_event", `{"id":"me_nope"}`, "resource_not_found"},
+		{"create_alert", `{"type":"usage_threshold","meter":"{meter}","threshold":10,"customer_id":"{cus}","name":"ten calls"}`, ""},
+		{"create_alert", `{"type":"credit_balance_below","threshold":"1000000"}`, ""},
+		{"create_alert", `{"type":"spend_threshold","percent":80}`, ""},
+		{"create_alert", `{"type":"spend_threshold","percent":101}`, "invalid_request"},
+		{"create_alert", `{"type":"usage_threshold","meter":"{meter}","threshold":-1}`, "invalid_request"},
+		{"create_alert", `{"type":"usage_threshold","meter":"meter_nope","threshold":1}`, "unknown_meter"},
+		{"create_alert", `{"type":"credit_balance_below","threshold":1,"customer_id":"cus_nope"}`, "unknown_customer"},
+		{"list_alerts", `{"limit":2}`, ""},
 		{"list_invoices", `{}`, ""},
 		{"list_invoices", `{"limit":1}`, ""},
 		{"list_invoices", `{"limit":0}`, "invalid_request"},
@@ -164,6 +180,16 @@ func (b *bundle) restFor(key, tool, args string) (int, string) {
 		status, _, body = b.raw("GET", "/v1/customers/"+str("customer_id")+"/credit_balance", key, "")
 	case "get_invoice", "get_payment", "get_subscription":
 		status, _, body = b.raw("GET", "/v1/"+strings.TrimPrefix(tool, "get_")+"s/"+str("id"), key, "")
+	case "get_usage":
+		q := url.Values{}
+		for k, v := range a {
+			if k != "customer_id" {
+				q.Set(k, v.(string))
+			}
+		}
+		status, _, body = b.raw("GET", "/v1/customers/"+str("customer_id")+"/usage?"+q.Encode(), key, "")
+	case "cancel_meter_event":
+		status, _, body = b.raw("POST", "/v1/meter-events/"+str("id")+"/cancel", key, "")
 	case "check_entitlement":
 		status, _, body = b.raw("GET", "/v1/customers/"+str("customer_id")+"/entitlements/"+str("feature_key"), key, "")
 	default:
@@ -179,6 +205,7 @@ func (b *bundle) restFor(key, tool, args string) (int, string) {
 			"create_invoice": "/v1/invoices", "create_meter": "/v1/meters", "create_feature": "/v1/features",
 			"create_meter_event": "/v1/meter-events", "grant_credits": "/v1/credit_grants", "debit_credits": "/v1/credit_debits",
 			"grant_entitlement": "/v1/entitlement_grants", "create_plan": "/v1/plans", "advance_test_clock": "/v1/test_helpers/clock/advance",
+			"create_alert": "/v1/alerts",
 		}[tool]
 		status, _, body = b.raw("POST", path, key, args)
 	}

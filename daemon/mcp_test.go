@@ -22,6 +22,7 @@ var wantTools = []string{
 	"get_credit_balance", "grant_entitlement", "check_entitlement", "list_payments", "list_subscriptions",
 	"list_invoices", "list_events", "list_meters",
 	"create_plan", "get_invoice", "get_payment", "get_subscription", "advance_test_clock",
+	"get_usage", "cancel_meter_event", "create_alert", "list_alerts",
 }
 
 // The official Go SDK's client, with a static key, at every protocol
@@ -68,7 +69,7 @@ func checkToolDescription(t *testing.T, tl *mcp.Tool) {
 		t.Errorf("%s: output schema %v", tl.Name, out)
 	}
 	a := tl.Annotations
-	write := strings.HasPrefix(tl.Name, "create_") || strings.HasPrefix(tl.Name, "grant_") || tl.Name == "debit_credits" || tl.Name == "advance_test_clock"
+	write := strings.HasPrefix(tl.Name, "create_") || strings.HasPrefix(tl.Name, "grant_") || tl.Name == "debit_credits" || tl.Name == "advance_test_clock" || tl.Name == "cancel_meter_event"
 	if a == nil || a.ReadOnlyHint == write || a.DestructiveHint == nil || *a.DestructiveHint || a.OpenWorldHint == nil || *a.OpenWorldHint {
 		t.Errorf("%s: annotations %+v", tl.Name, a)
 	}
@@ -149,6 +150,22 @@ func callEveryTool(t *testing.T, s *mcp.ClientSession) {
 	slices.Sort(types)
 	if !slices.Equal(types, []string{"credit.debited", "credit.granted", "entitlement.granted"}) {
 		t.Fatalf("list_events: %v", types)
+	}
+	if u := ok("get_usage", map[string]any{"customer_id": cus, "meter": key, "window": "day"}); u["object"] != "usage_summary" || u["value"] != "1" || u["aggregation"] != "count" {
+		t.Fatalf("get_usage: %v", u)
+	}
+	al := ok("create_alert", map[string]any{"type": "usage_threshold", "meter": meter["id"], "threshold": 100, "customer_id": cus})
+	if al["object"] != "alert" || al["status"] != "active" || al["threshold"] != "100" {
+		t.Fatalf("create_alert: %v", al)
+	}
+	if l := ok("list_alerts", map[string]any{"limit": 10}); len(l["data"].([]any)) == 0 {
+		t.Fatalf("list_alerts: %v", l)
+	}
+	if c := ok("cancel_meter_event", map[string]any{"id": ev["id"]}); c["id"] != ev["id"] || c["cancelled_at"] == nil {
+		t.Fatalf("cancel_meter_event: %v", c)
+	}
+	if u := ok("get_usage", map[string]any{"customer_id": cus, "meter": meter["id"]}); u["value"] != "0" {
+		t.Fatalf("get_usage after the cancel: %v", u)
 	}
 	plan := ok("create_plan", map[string]any{"name": "Team", "amount": "2000000", "interval": "month"})
 	if plan["object"] != "plan" || !strings.Contains(plan["checkout_url"].(string), "/checkout/price_") {

@@ -163,3 +163,24 @@ type CheckoutPayRequest struct {
 	Payer              string  `json:"payer" doc:"The paying wallet; test mode pays with a magic wallet."`
 	ExternalCustomerID *string `json:"external_customer_id,omitempty" doc:"For plans: your id for the customer; default the payer address in lower case." schema:"maxLength=255"`
 }
+
+// UsageArgs are the get_usage tool's arguments (the path and query of GET
+// /v1/customers/{id}/usage).
+type UsageArgs struct {
+	CustomerID string  `json:"customer_id" doc:"The customer's id (cus_…); an unknown id is unknown_customer."`
+	Meter      string  `json:"meter" doc:"The meter: its id (meter_…) or its key; unknown is unknown_meter."`
+	From       *Time   `json:"from,omitempty" doc:"Start of the span, included (ISO-8601 date-time); default the start of the customer's current period on a live subscription whose plan uses the meter, else 30 days before to."`
+	To         *Time   `json:"to,omitempty" doc:"End of the span, excluded (ISO-8601 date-time); default now. from must be before to."`
+	Window     *string `json:"window,omitempty" doc:"Split the span into UTC windows: hour, day or month; at most 1000 windows." schema:"enum=hour|day|month"`
+}
+
+// AlertRequest is POST /v1/alerts and the create_alert tool.
+type AlertRequest struct {
+	Type               string  `json:"type" doc:"usage_threshold (a customer's usage of meter in the current period reaches threshold), credit_balance_below (a credit balance drops from at least threshold to below it) or spend_threshold (a metered subscription's rated amount in its period reaches percent of its plan's amount, the cap)." schema:"enum=usage_threshold|credit_balance_below|spend_threshold"`
+	Meter              *string `json:"meter,omitempty" doc:"usage_threshold only, required: the meter's id (meter_…)."`
+	Threshold          *Amount `json:"threshold,omitempty" doc:"usage_threshold: a quantity in the meter's units; credit_balance_below: USDC base units. A non-negative integer, as a JSON integer or a string of digits."`
+	Percent            *int64  `json:"percent,omitempty" doc:"spend_threshold only, required: percent of the plan's cap, 1 to 100." schema:"minimum=1,maximum=100"`
+	CustomerID         *string `json:"customer_id,omitempty" doc:"Watch one customer (cus_…); without it or external_customer_id, every customer."`
+	ExternalCustomerID *string `json:"external_customer_id,omitempty" doc:"Watch one customer by your own id (upserted)." schema:"maxLength=255"`
+	Name               *string `json:"name,omitempty" doc:"A name for your records." schema:"maxLength=200"`
+}
