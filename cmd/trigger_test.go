@@ -32,6 +32,8 @@ var triggerOutcome = map[string]struct {
 	"credit.granted":                 {[]string{"credit_grant"}, ""},
 	"credit.debited":                 {[]string{"credit_grant", "credit_debit"}, ""},
 	"entitlement.granted":            {[]string{"feature", "entitlement_grant"}, ""},
+	"meter_event.cancelled":          {[]string{"meter", "meter_event"}, ""},
+	"alert.triggered":                {[]string{"meter", "alert", "meter_event"}, ""},
 }
 
 func TestTriggerEveryEvent(t *testing.T) {
