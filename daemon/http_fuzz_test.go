@@ -60,6 +60,12 @@ var fuzzRoutes = []fuzzRoute{
 	{"POST", "/checkout/{}/pay", "form"},
 	{"GET", "/checkout/{}/authorization", "query"},
 	{"POST", "/checkout/{}/authorization", "json"},
+	{"GET", "/v1/customers/{cus}/usage", "query"},
+	{"GET", "/v1/customers/{}/usage", "query"},
+	{"POST", "/v1/meter-events/{}/cancel", "json"},
+	{"POST", "/v1/alerts", "json"},
+	{"GET", "/v1/alerts", "query"},
+	{"POST", "/v1/alerts/{}/archive", "json"},
 }
 
 // FuzzHTTP drives the daemon's handlers, over a real database, with
@@ -134,6 +140,18 @@ func FuzzHTTP(f *testing.F) {
 		{33, "inv_x", "payer=0x4242424242424242424242424242424242424242&external_customer_id=u1", ""},
 		{34, "inv_x", "payer=0x4242424242424242424242424242424242424242", ""},
 		{35, "inv_x", `{"payer":"0x4242424242424242424242424242424242424242"}`, ""},
+		{36, "", "meter=api_calls&from=2026-01-01T00:00:00Z&to=2026-02-01T00:00:00Z&window=day", ""},
+		{36, "", "meter=logins&window=hour&from=1000-01-01T00:00:00Z", ""},
+		{36, "", "meter=%00&to=99999999999999999999", ""},
+		{37, cus, "meter=" + m.ID + "&window=month", ""},
+		{37, "cus_\xff", "meter=x", ""},
+		{38, "me_x", "", ""},
+		{38, "me_\x00", "", ""},
+		{39, "", `{"type":"usage_threshold","meter":"` + m.ID + `","threshold":"18446744073709551616"}`, ""},
+		{39, "", `{"type":"spend_threshold","percent":1e2,"customer_id":"` + cus + `","name":"\u0000"}`, ""},
+		{39, "", `{"type":"credit_balance_below","threshold":5,"external_customer_id":"u9"}`, ""},
+		{40, "", "limit=3", ""},
+		{41, "alert_x", "", ""},
 	} {
 		f.Add(s.route, s.seg, []byte(s.input), s.header)
 	}

@@ -232,3 +232,51 @@ func TestCreateRefusals(t *testing.T) {
 		}
 	}
 }
+
+// FuzzDecode: any body is refused with an API error, or decodes to an
+// input whose validation answers an API error or holds the type's rules.
+func FuzzDecode(f *testing.F) {
+	for _, s := range []string{`{"type":"usage_threshold","meter":"meter_1","threshold":5}`, `{"type":"spend_threshold","percent":100}`,
+		`{"type":"credit_balance_below","threshold":"0","customer_id":"cus_1","name":"n"}`, `{"type":"spend_threshold","percent":1.5}`,
+		`{"type":"x"}`, `{}`, `[]`, `{"type":"usage_threshold","threshold":1e3}`, `{"percent":-1,"type":"spend_threshold"}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		o, err := fields.Decode(body)
+		if err != nil {
+			if _, ok := apperr.As(err); !ok {
+				t.Fatalf("decode: non-API error %v", err)
+			}
+			return
+		}
+		in, err := Decode(o)
+		if err == nil {
+			err = in.Validate()
+		}
+		if err != nil {
+			if _, ok := apperr.As(err); !ok {
+				t.Fatalf("non-API error %T %v", err, err)
+			}
+			return
+		}
+		switch in.Type {
+		case UsageThreshold:
+			if in.Meter == nil || in.Threshold == nil || in.Percent != nil {
+				t.Fatalf("usage alert %+v", in)
+			}
+		case CreditBalanceBelow:
+			if in.Threshold == nil || in.Meter != nil || in.Percent != nil {
+				t.Fatalf("balance alert %+v", in)
+			}
+		case SpendThreshold:
+			if in.Percent == nil || *in.Percent < 1 || *in.Percent > 100 || in.Threshold != nil || in.Meter != nil {
+				t.Fatalf("spend alert %+v", in)
+			}
+		default:
+			t.Fatalf("type %q accepted", in.Type)
+		}
+		if in.Threshold != nil && *in.Threshold < 0 {
+			t.Fatalf("negative threshold")
+		}
+	})
+}

@@ -2,6 +2,9 @@ package metering
 
 import (
 	"context"
+	"net/url"
+	"strings"
+	"unicode/utf8"
 	"testing"
 	"time"
 
@@ -148,4 +151,37 @@ func TestUsageSummaryAndCancel(t *testing.T) {
 	if _, err := Usage(ctx, db, s, "cus_nope", UsageInput{Meter: "m_sum"}, now); apperr.CodeOf(err) != apperr.UnknownCustomer {
 		t.Errorf("unknown customer: %v", err)
 	}
+}
+
+// FuzzParseUsageQuery: any query string is refused with an API error or
+// read as a request whose strings are text and whose span is ordered once
+// Usage checks it.
+func FuzzParseUsageQuery(f *testing.F) {
+	for _, s := range []string{"meter=calls", "meter=calls&from=2026-01-01T00:00:00Z&to=2026-01-02T00:00:00Z&window=hour",
+		"meter=%00", "meter=%ff&window=day", "meter=a&meter=b", "x=1", "from=yesterday", "to=99999-01-01T00:00:00Z", "%zz"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		q, err := url.ParseQuery(raw)
+		if err != nil {
+			return
+		}
+		in, err := ParseUsageQuery(q)
+		if err != nil {
+			if _, ok := apperr.As(err); !ok {
+				t.Fatalf("non-API error %T %v", err, err)
+			}
+			return
+		}
+		if !utf8.ValidString(in.Meter) || strings.IndexByte(in.Meter, 0) >= 0 || !utf8.ValidString(in.Window) {
+			t.Fatalf("hostile text accepted: %q %q", in.Meter, in.Window)
+		}
+		if in.From != nil && in.To != nil {
+			if _, err := windows(*in.From, *in.To, Hour); err != nil {
+				if _, ok := apperr.As(err); !ok {
+					t.Fatalf("windows: non-API error %v", err)
+				}
+			}
+		}
+	})
 }
