@@ -156,6 +156,8 @@ var eventData = map[string]reflect.Type{
 	events.CreditGranted:                reflect.TypeFor[wire.CreditGrant](),
 	events.CreditDebited:                reflect.TypeFor[wire.CreditDebit](),
 	events.EntitlementGranted:           reflect.TypeFor[wire.EntitlementGrant](),
+	events.MeterEventCancelled:          reflect.TypeFor[wire.MeterEvent](),
+	events.AlertTriggered:               reflect.TypeFor[wire.AlertTrigger](),
 }
 
 var eventDocs = map[string]string{
@@ -170,4 +172,6 @@ var eventDocs = map[string]string{
 	events.CreditGranted:                "credits were granted",
 	events.CreditDebited:                "credits were drawn down",
 	events.EntitlementGranted:           "a feature was granted",
+	events.MeterEventCancelled:          "a meter event was cancelled",
+	events.AlertTriggered:               "an alert's threshold was crossed",
 }

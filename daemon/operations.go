@@ -125,7 +125,7 @@ func apiOperations() []operation {
 	for _, noun := range [][]operation{
 		invoiceOperations(), meterOperations(), meterEventOperations(), creditOperations(), paymentOperations(),
 		subscriptionOperations(), eventOperations(), featureOperations(), entitlementOperations(),
-		customerOperations(), planOperations(), testClockOperations(),
+		customerOperations(), planOperations(), testClockOperations(), usageOperations(), alertOperations(),
 	} {
 		ops = append(ops, noun...)
 	}

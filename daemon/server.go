@@ -148,6 +148,7 @@ func (s *Server) routes() []route {
 		{pattern: "/v1/events", api: methodNotAllowed},
 		{pattern: "/v1/invoices", api: methodNotAllowed},
 		{pattern: "/v1/meters", api: methodNotAllowed},
+		{pattern: "/v1/alerts", api: methodNotAllowed},
 		{pattern: "/v1/{resource}", api: unknownResource},
 		{pattern: "/v1/", api: unknownResource},
 		{pattern: "/v1", api: unknownResource},
