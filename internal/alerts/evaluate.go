@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"math/big"
+	"sort"
+	"strconv"
 	"time"
 
 	"github.com/tollgatehq/tollgate/internal/credits"
@@ -19,11 +21,10 @@ import (
 // CreditSubject is the alert_checks subject of a credit balance change.
 const CreditSubject = "credits"
 
-// Channel wakes the alert job when a transaction left it checks.
-const Channel = metering.AlertCheckChannel
-
 // Evaluator is the alert job: it claims checks (FOR UPDATE SKIP LOCKED, so
-// any number of replicas share them) and fires the alerts they cross.
+// any number of replicas share them) and fires the alerts they cross. Run
+// it every second or so rather than at each check: the rows a busy
+// customer's batches leave meanwhile make one evaluation.
 type Evaluator struct {
 	DB *store.DB
 	// Batch bounds the checks one transaction claims.
@@ -39,27 +40,27 @@ type check struct {
 	PrevBalance *string     `db:"prev_balance"`
 }
 
-// Step claims a batch of checks and evaluates them, in one transaction:
-// a check and the firings it causes commit together, and a crash before
-// the commit leaves the check for the next run. more is true when the
-// batch was full.
+// Step claims a batch of check rows and evaluates them, in one
+// transaction: the rows and the firings they cause commit together, and a
+// crash before the commit leaves the rows for the next run. Each customer
+// and subject is evaluated once however many rows it has. more is true
+// when the batch was full.
 func (e *Evaluator) Step(ctx context.Context, wall time.Time) (more bool, err error) {
 	batch := e.Batch
 	if batch <= 0 {
-		batch = 100
+		batch = 2000
 	}
 	n := 0
 	err = e.DB.InTx(ctx, func(tx *store.Tx) error {
-		var cs []check
-		err := tx.SelectContext(ctx, &cs, `DELETE FROM alert_checks c USING (
-				SELECT merchant_id, mode, customer_id, subject FROM alert_checks ORDER BY created_at LIMIT $1 FOR UPDATE SKIP LOCKED) p
-			WHERE c.merchant_id = p.merchant_id AND c.mode = p.mode AND c.customer_id = p.customer_id AND c.subject = p.subject
-			RETURNING c.merchant_id, c.mode, c.customer_id, c.subject, c.id, c.prev_balance::text AS prev_balance`, batch)
+		var rows []check
+		err := tx.SelectContext(ctx, &rows, `DELETE FROM alert_checks WHERE id IN (
+				SELECT id FROM alert_checks LIMIT $1 FOR UPDATE SKIP LOCKED)
+			RETURNING merchant_id, mode, customer_id, subject, id, prev_balance::text AS prev_balance`, batch)
 		if err != nil {
 			return store.Translate(err)
 		}
-		n = len(cs)
-		for _, c := range cs {
+		n = len(rows)
+		for _, c := range coalesce(rows) {
 			if err := evaluate(ctx, tx, c, wall); err != nil {
 				return err
 			}
@@ -67,6 +68,39 @@ func (e *Evaluator) Step(ctx context.Context, wall time.Time) (more bool, err er
 		return nil
 	})
 	return n == batch, err
+}
+
+// coalesce keeps one check per scope, customer and subject, in a fixed
+// order (so concurrent jobs lock accounts in the same order); a credit
+// check keeps the highest balance before a debit, the one a drop below a
+// threshold is measured from.
+func coalesce(rows []check) []check {
+	type key struct{ m, mode, cus, subject string }
+	byKey := map[key]int{}
+	var out []check
+	for _, r := range rows {
+		k := key{r.MerchantID, string(r.Mode), r.CustomerID, r.Subject}
+		i, seen := byKey[k]
+		if !seen {
+			byKey[k] = len(out)
+			out = append(out, r)
+			continue
+		}
+		if r.PrevBalance != nil && (out[i].PrevBalance == nil || greater(*r.PrevBalance, *out[i].PrevBalance)) {
+			out[i].PrevBalance = r.PrevBalance
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		return a.MerchantID+"\x00"+string(a.Mode)+"\x00"+a.CustomerID+"\x00"+a.Subject < b.MerchantID+"\x00"+string(b.Mode)+"\x00"+b.CustomerID+"\x00"+b.Subject
+	})
+	return out
+}
+
+func greater(a, b string) bool {
+	x, _ := new(big.Int).SetString(a, 10)
+	y, _ := new(big.Int).SetString(b, 10)
+	return x != nil && y != nil && x.Cmp(y) > 0
 }
 
 // evaluate fires what one check crosses, at the merchant's clock.
@@ -195,30 +229,56 @@ func evaluateSpend(ctx context.Context, tx *store.Tx, s tenant.Scope, c check, n
 	return nil
 }
 
-// evaluateCredit fires the balance alerts the customer's balance went below
-// since the check was left: from at least the threshold (the balance
-// before the first change the check stands for) to below it.
+// evaluateCredit fires the balance alerts whose threshold the customer's
+// balance dropped below: it was at least the threshold before a debit (the
+// check's balance), or when last evaluated, and is below it now. The
+// customer's credit account is locked first, so debits and other jobs
+// wait, and the state kept per alert and customer makes each drop fire
+// once.
 func evaluateCredit(ctx context.Context, tx *store.Tx, s tenant.Scope, c check, now time.Time) error {
-	if c.PrevBalance == nil {
-		return nil
-	}
 	as, err := active(ctx, tx, s, CreditBalanceBelow, c.CustomerID, nil)
 	if err != nil || len(as) == 0 {
 		return err
+	}
+	if _, err := tx.ExecContext(ctx, `SELECT 1 FROM credit_accounts WHERE merchant_id = $1 AND mode = $2 AND customer_id = $3 FOR UPDATE`,
+		s.MerchantID, s.Mode, c.CustomerID); err != nil {
+		return store.Translate(err)
 	}
 	b, err := credits.GetBalance(ctx, tx, s, c.CustomerID, now)
 	if err != nil {
 		return err
 	}
 	cur := big.NewInt(int64(b.Balance))
-	prev, _ := new(big.Int).SetString(*c.PrevBalance, 10)
+	var prev *big.Int
+	if c.PrevBalance != nil {
+		prev, _ = new(big.Int).SetString(*c.PrevBalance, 10)
+	}
 	for _, a := range as {
 		t, _ := new(big.Int).SetString(*a.Threshold, 10)
-		if prev.Cmp(t) < 0 || cur.Cmp(t) >= 0 {
-			continue
+		var st []struct {
+			Below     bool  `db:"below"`
+			Crossings int64 `db:"crossings"`
 		}
-		if err := fire(ctx, tx, s, a, c.CustomerID, c.ID, trigger(a, c.CustomerID, cur.String(), now), now); err != nil {
-			return err
+		if err := tx.SelectContext(ctx, &st, `SELECT below, crossings FROM alert_balance_states WHERE merchant_id = $1 AND alert_id = $2 AND customer_id = $3`,
+			s.MerchantID, a.ID, c.CustomerID); err != nil {
+			return store.Translate(err)
+		}
+		wasAbove := (prev != nil && prev.Cmp(t) >= 0) || (len(st) == 1 && !st[0].Below)
+		below := cur.Cmp(t) < 0
+		var crossings int64
+		if len(st) == 1 {
+			crossings = st[0].Crossings
+		}
+		if wasAbove && below {
+			crossings++
+			if err := fire(ctx, tx, s, a, c.CustomerID, "crossing "+strconv.FormatInt(crossings, 10), trigger(a, c.CustomerID, cur.String(), now), now); err != nil {
+				return err
+			}
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO alert_balance_states (merchant_id, alert_id, customer_id, below, crossings) VALUES ($1, $2, $3, $4, $5)
+			ON CONFLICT (merchant_id, alert_id, customer_id) DO UPDATE SET below = EXCLUDED.below, crossings = EXCLUDED.crossings`,
+			s.MerchantID, a.ID, c.CustomerID, below, crossings); err != nil {
+			return store.Translate(err)
 		}
 	}
 	return nil

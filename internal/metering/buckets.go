@@ -187,22 +187,17 @@ func rebuildBuckets(ctx context.Context, q store.Querier, s tenant.Scope, custom
 
 func ts(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 
-// AlertCheckChannel wakes the alert job (store.Tx.Notify) when a
-// transaction left it checks to make.
-const AlertCheckChannel = "tollgate_alert_checks"
-
 // checksCTE leaves the alert job one check per customer and meter of the
 // batch that an active alert may watch: a usage alert on the meter, or a
-// spend alert. A check already waiting stands for this batch too.
+// spend alert. The rows are the batch's own, so no batch waits on another's
+// and none is missed by a job evaluating while it commits.
 const checksCTE = `checks AS (
-	INSERT INTO alert_checks (merchant_id, mode, customer_id, subject, id)
-	SELECT $1, $2, p.customer_id, p.meter_id, 'chk_' || replace(gen_random_uuid()::text, '-', '')
+	INSERT INTO alert_checks (id, merchant_id, mode, customer_id, subject)
+	SELECT 'chk_' || replace(gen_random_uuid()::text, '-', ''), $1, $2, p.customer_id, p.meter_id
 	FROM (SELECT DISTINCT customer_id, meter_id FROM fresh WHERE customer_id IS NOT NULL) p
 	WHERE EXISTS (SELECT 1 FROM alerts a WHERE a.merchant_id = $1 AND a.mode = $2 AND a.status = 'active'
 			AND a.meter_id = p.meter_id AND (a.customer_id IS NULL OR a.customer_id = p.customer_id))
 		OR EXISTS (SELECT 1 FROM alerts a WHERE a.merchant_id = $1 AND a.mode = $2 AND a.status = 'active'
 			AND a.meter_id IS NULL AND a.type = 'spend_threshold' AND (a.customer_id IS NULL OR a.customer_id = p.customer_id))
-	ORDER BY p.customer_id, p.meter_id
-	ON CONFLICT DO NOTHING
 	RETURNING 1
 )`

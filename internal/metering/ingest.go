@@ -200,12 +200,12 @@ WITH input AS (
 	WHERE w.merchant_id = $1 AND w.mode = $2 AND w.customer_id = a.customer_id AND w.meter_id = a.meter_id AND w.owner = a.owner
 	RETURNING 1
 ), ` + bucketsCTE + `, ` + checksCTE + `
-SELECT coalesce(array_agg(id), '{}') AS ids, min(created_at) AS created_at, (SELECT count(*) FROM checks) AS checks FROM inserted`
+SELECT coalesce(array_agg(id), '{}') AS ids, min(created_at) AS created_at FROM inserted`
 
 // write stores the accepted events of res (skipping in-request repeats
 // listed in dupOf) and fills in their ids. Events whose key was already
 // stored, and the repeats, become their originals (see replays).
-func write(ctx context.Context, q *store.Tx, s tenant.Scope, res []Result, dupOf map[int]int, stamped []bool, now time.Time) error {
+func write(ctx context.Context, q store.Querier, s tenant.Scope, res []Result, dupOf map[int]int, stamped []bool, now time.Time) error {
 	n := 0
 	for i := range res {
 		if res[i].Err == nil {
@@ -244,15 +244,11 @@ func write(ctx context.Context, q *store.Tx, s tenant.Scope, res []Result, dupOf
 	var out struct {
 		IDs       pq.StringArray `db:"ids"`
 		CreatedAt *time.Time     `db:"created_at"`
-		Checks    int            `db:"checks"`
 	}
 	err := q.GetContext(ctx, &out, writeSQL, s.MerchantID, s.Mode, pq.StringArray(ids), pq.StringArray(meterIDs),
 		store.NullTexts(custs), pq.Int64Array(values), pq.StringArray(stamps), store.NullTexts(props), store.NullTexts(keys), now, rand.IntN(BucketShards))
 	if err != nil {
 		return store.Translate(err)
-	}
-	if out.Checks > 0 {
-		q.Notify(AlertCheckChannel)
 	}
 	stored := make(map[string]bool, len(out.IDs))
 	for _, eid := range out.IDs {
