@@ -179,9 +179,18 @@ func TestCustomerView(t *testing.T) {
 	if _, err := e.client.GrantEntitlement(ctx, client.EntitlementGrantParams{FeatureKey: "exports", CustomerID: g.CustomerID}); err != nil {
 		t.Fatal(err)
 	}
+	// Usage this period: a sparkline of the days, today's the highest.
+	if _, err := e.client.CreateMeter(ctx, client.MeterParams{Key: "calls", DisplayName: "Calls", Aggregation: "count"}); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		if _, err := e.client.SendMeterEvent(ctx, client.MeterEventParams{EventName: "calls", CustomerID: g.CustomerID}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	h := newHarness(t, e.options())
 	h.keys("6", "u_42", "enter")
-	h.shows(g.CustomerID, "balance 5.00 USDC · granted 7.00 USDC · consumed 2.00 USDC", "Subscriptions (0)")
+	h.shows(g.CustomerID, "balance 5.00 USDC · granted 7.00 USDC · consumed 2.00 USDC", "Subscriptions (0)", "▁█  3 (count)")
 	h.keys("tab", "exports", "enter")
 	screen := h.shows("● connected", "exports: entitled (active)")
 	golden(t, "customer", screen)
