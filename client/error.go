@@ -31,6 +31,7 @@ const (
 	CodePaymentFailed      = "payment_failed"
 	CodeInvoiceNotOpen     = "invoice_not_open"
 	CodeAlreadySubscribed  = "already_subscribed"
+	CodeUsageAlreadyBilled = "usage_already_billed"
 	CodeServiceUnavailable = "service_unavailable"
 	CodeInternal           = "internal_error"
 )
