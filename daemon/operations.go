@@ -109,6 +109,16 @@ type call struct {
 	path func(name string) string
 }
 
+// objectID is the object a call names: the {id} of a REST path, or a
+// tool's id argument.
+func (c *call) objectID() (string, error) {
+	if c.path != nil {
+		return c.path("id"), nil
+	}
+	a, err := wire.DecodeObjectArgs(c.args)
+	return a.ID, err
+}
+
 // q is where the run reads and writes: the keyed request's transaction,
 // or the pool.
 func (c *call) q(s *Server) store.Querier {

@@ -45,7 +45,7 @@ func usageOperations() []operation {
 			},
 		},
 		{
-			pattern: "POST /v1/meter-events/{id}/cancel", class: ratelimit.ClassMeterEvents, rest: (*Server).cancelMeterEvent,
+			pattern: "POST /v1/meter-events/{id}/cancel", class: ratelimit.ClassMeterEvents, body: bodyNone,
 			doc: apispec.Operation{ID: "cancelMeterEvent", Tag: "Usage", Summary: "Cancel a meter event",
 				Doc: "No body. The event then counts nowhere (usage, entitlement used, upcoming charges, rating, alerts) and carries cancelled_at; " +
 					"cancelling it again answers the same. Its idempotency key stays used. Emits meter_event.cancelled.",
@@ -56,11 +56,16 @@ func usageOperations() []operation {
 					"cancelling again answers the same. An event in a period already billed is usage_already_billed.",
 				in: typeOf[wire.ObjectArgs](), out: typeOf[wire.MeterEvent]()},
 			run: func(s *Server, c *call) (any, error) {
-				a, err := wire.DecodeObjectArgs(c.args)
+				id, err := c.objectID()
 				if err != nil {
 					return nil, err
 				}
-				e, err := metering.Cancel(c.ctx, s.db, c.p.Scope, a.ID, s.now(c.p))
+				var e metering.Event
+				if c.tx != nil {
+					e, err = metering.CancelTx(c.ctx, c.tx, c.p.Scope, id, s.now(c.p))
+				} else {
+					e, err = metering.Cancel(c.ctx, s.db, c.p.Scope, id, s.now(c.p))
+				}
 				return wireOf(e, err, metering.Event.Wire)
 			},
 		},
@@ -95,10 +100,14 @@ func alertOperations() []operation {
 				Responses: listed[wire.Alert]("alerts"), Errors: errs(apperr.InvalidRequest)},
 			nil, alerts.List, func(_ *Server, x alerts.Alert) wire.Alert { return x.Wire() }),
 		{
-			pattern: "POST /v1/alerts/{id}/archive", class: ratelimit.ClassCreate, rest: (*Server).archiveAlert,
+			pattern: "POST /v1/alerts/{id}/archive", class: ratelimit.ClassCreate, body: bodyNone,
 			doc: apispec.Operation{ID: "archiveAlert", Tag: "Usage", Summary: "Archive an alert",
 				Doc: "No body. The alert fires no more; archiving it again answers the same.", Params: idPath("alert"),
 				Responses: ok[wire.Alert]("The archived alert."), Errors: errs(apperr.InvalidRequest, apperr.ResourceNotFound)},
+			run: func(s *Server, c *call) (any, error) {
+				a, err := alerts.Archive(c.ctx, c.q(s), c.p.Scope, c.path("id"), s.now(c.p))
+				return wireOf(a, err, alerts.Alert.Wire)
+			},
 		},
 	}
 }
@@ -113,23 +122,5 @@ func (s *Server) getUsage(w http.ResponseWriter, r *http.Request, p auth.Princip
 		return err
 	}
 	writeJSON(w, http.StatusOK, u.Wire())
-	return nil
-}
-
-func (s *Server) cancelMeterEvent(w http.ResponseWriter, r *http.Request, p auth.Principal) error {
-	e, err := metering.Cancel(r.Context(), s.db, p.Scope, r.PathValue("id"), s.now(p))
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, e.Wire())
-	return nil
-}
-
-func (s *Server) archiveAlert(w http.ResponseWriter, r *http.Request, p auth.Principal) error {
-	a, err := alerts.Archive(r.Context(), s.db, p.Scope, r.PathValue("id"), s.now(p))
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, a.Wire())
 	return nil
 }

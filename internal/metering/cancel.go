@@ -44,55 +44,61 @@ WHERE o.merchant_id = $1 AND o.mode = $2 AND o.customer_id = $3 AND o.meter_id =
 // event. An unknown id is 404 resource_not_found; an event in a period
 // already rated is 409 usage_already_billed.
 func Cancel(ctx context.Context, db *store.DB, s tenant.Scope, eventID string, now time.Time) (Event, error) {
+	return store.InTx(ctx, db, func(tx *store.Tx) (Event, error) {
+		return CancelTx(ctx, tx, s, eventID, now)
+	})
+}
+
+// CancelTx is Cancel inside the caller's transaction, for a request whose
+// Idempotency-Key is recorded with the cancel.
+func CancelTx(ctx context.Context, tx *store.Tx, s tenant.Scope, eventID string, now time.Time) (Event, error) {
 	if p := fields.TextProblem(eventID); p != "" {
 		return Event{}, apperr.Field("id", "%s", p)
 	}
 	if len(eventID) > 255 {
 		return Event{}, notFound(eventID)
 	}
-	return store.InTx(ctx, db, func(tx *store.Tx) (Event, error) {
-		e, err := eventByID(ctx, tx, s, eventID, false)
-		if err != nil || e.CancelledAt != nil {
-			return e, err
-		}
-		if e.CustomerID != nil {
-			// Before the row lock: ingestion holds this lock shared while it
-			// writes buckets, and must not add to them while they are rebuilt.
-			if err := LockUsage(ctx, tx, s); err != nil {
-				return Event{}, err
-			}
-		}
-		if e, err = eventByID(ctx, tx, s, eventID, true); err != nil || e.CancelledAt != nil {
-			return e, err
-		}
-		if e.CustomerID != nil {
-			var billed bool
-			if err := tx.GetContext(ctx, &billed, billedSQL, s.MerchantID, s.Mode, *e.CustomerID, e.MeterID, ts(e.Timestamp)); err != nil {
-				return Event{}, store.Translate(err)
-			}
-			if billed {
-				return Event{}, apperr.New(apperr.UsageAlreadyBilled, "meter event %s lies in a period that was already rated and billed", e.ID)
-			}
-		}
-		at := now.UTC().Truncate(time.Microsecond)
-		if _, err := tx.ExecContext(ctx, `UPDATE meter_events SET cancelled_at = $4 WHERE merchant_id = $1 AND id = $2 AND event_timestamp = $3`,
-			s.MerchantID, e.ID, e.Timestamp, at); err != nil {
-			return Event{}, store.Translate(err)
-		}
-		e.CancelledAt = &at
-		if e.CustomerID != nil {
-			if err := rebuildBuckets(ctx, tx, s, *e.CustomerID, e.MeterID, e.Timestamp); err != nil {
-				return Event{}, err
-			}
-			if _, err := tx.ExecContext(ctx, recomputeWindowsSQL, s.MerchantID, s.Mode, *e.CustomerID, e.MeterID, e.Timestamp); err != nil {
-				return Event{}, store.Translate(err)
-			}
-		}
-		if _, err := events.Emit(ctx, tx, s, events.MeterEventCancelled, at, e.Wire()); err != nil {
+	e, err := eventByID(ctx, tx, s, eventID, false)
+	if err != nil || e.CancelledAt != nil {
+		return e, err
+	}
+	if e.CustomerID != nil {
+		// Before the row lock: ingestion holds this lock shared while it
+		// writes buckets, and must not add to them while they are rebuilt.
+		if err := LockUsage(ctx, tx, s); err != nil {
 			return Event{}, err
 		}
-		return e, nil
-	})
+	}
+	if e, err = eventByID(ctx, tx, s, eventID, true); err != nil || e.CancelledAt != nil {
+		return e, err
+	}
+	if e.CustomerID != nil {
+		var billed bool
+		if err := tx.GetContext(ctx, &billed, billedSQL, s.MerchantID, s.Mode, *e.CustomerID, e.MeterID, ts(e.Timestamp)); err != nil {
+			return Event{}, store.Translate(err)
+		}
+		if billed {
+			return Event{}, apperr.New(apperr.UsageAlreadyBilled, "meter event %s lies in a period that was already rated and billed", e.ID)
+		}
+	}
+	at := now.UTC().Truncate(time.Microsecond)
+	if _, err := tx.ExecContext(ctx, `UPDATE meter_events SET cancelled_at = $4 WHERE merchant_id = $1 AND id = $2 AND event_timestamp = $3`,
+		s.MerchantID, e.ID, e.Timestamp, at); err != nil {
+		return Event{}, store.Translate(err)
+	}
+	e.CancelledAt = &at
+	if e.CustomerID != nil {
+		if err := rebuildBuckets(ctx, tx, s, *e.CustomerID, e.MeterID, e.Timestamp); err != nil {
+			return Event{}, err
+		}
+		if _, err := tx.ExecContext(ctx, recomputeWindowsSQL, s.MerchantID, s.Mode, *e.CustomerID, e.MeterID, e.Timestamp); err != nil {
+			return Event{}, store.Translate(err)
+		}
+	}
+	if _, err := events.Emit(ctx, tx, s, events.MeterEventCancelled, at, e.Wire()); err != nil {
+		return Event{}, err
+	}
+	return e, nil
 }
 
 // eventByID reads the scope's meter event, locking its row when lock.
