@@ -143,14 +143,15 @@ func (bt *batchTx) lock(ctx context.Context) error {
 	}
 	var rows []struct {
 		account
-		Ext *string `db:"external_customer_id"`
+		Ext     *string `db:"external_customer_id"`
+		Watched bool    `db:"watched"`
 	}
 	err := bt.tx.SelectContext(ctx, &rows, lockSQL, byID.args(byExt.args()...)...)
 	if err != nil {
 		return store.Translate(err)
 	}
 	for _, r := range rows {
-		l := &ledger{s: tenant.Scope{MerchantID: r.MerchantID, Mode: r.Mode}, acct: r.account}
+		l := &ledger{s: tenant.Scope{MerchantID: r.MerchantID, Mode: r.Mode}, acct: r.account, unwatched: !r.Watched}
 		bt.locked = append(bt.locked, l)
 		bt.index(l, r.Ext)
 	}
@@ -362,7 +363,11 @@ const lockSQL = `WITH want AS (
 			CROSS JOIN LATERAL (SELECT a.merchant_id, a.mode, a.id, a.customer_id, c.external_customer_id FROM credit_accounts a
 				WHERE a.merchant_id = c.merchant_id AND a.mode = c.mode AND a.customer_id = c.id OFFSET 0) x
 		)
-		SELECT a.*, w.external_customer_id FROM (SELECT * FROM want ORDER BY merchant_id, id) w
+		SELECT a.*, w.external_customer_id,
+			EXISTS (SELECT 1 FROM alerts al WHERE al.merchant_id = a.merchant_id AND al.mode = a.mode AND al.status = 'active'
+				AND al.meter_id IS NULL AND al.type = 'credit_balance_below'
+				AND (al.customer_id IS NULL OR al.customer_id = a.customer_id)) AS watched
+		FROM (SELECT * FROM want ORDER BY merchant_id, id) w
 		CROSS JOIN LATERAL (SELECT ` + accountColumns + ` FROM credit_accounts a
 			WHERE a.merchant_id = w.merchant_id AND a.mode = w.mode AND a.customer_id = w.customer_id FOR UPDATE) a`
 

@@ -164,6 +164,10 @@ type ledger struct {
 	entries  []entry
 	now      time.Time
 	newGrant *bucket // a new grant's remainder, to insert
+	// unwatched is set when the batch's lock found no active balance alert
+	// on the account: its debits then leave the alert job no check, and the
+	// batch makes no extra round trip while it holds the account's lock.
+	unwatched bool
 }
 
 // loadLedger reads the locked account's grants that still have a remainder
