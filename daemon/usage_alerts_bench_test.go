@@ -33,18 +33,7 @@ import (
 func BenchmarkIngestAlerts(b *testing.B) {
 	u := startUsageBench(b)
 	ctx := context.Background()
-	m, err := u.c.CreateMeter(ctx, client.MeterParams{Key: "tokens", DisplayName: "Tokens"})
-	if err != nil {
-		b.Fatal(err)
-	}
-	customers := make([]string, 100)
-	for i := range customers {
-		e, err := u.c.SendMeterEvent(ctx, client.MeterEventParams{EventName: "tokens", Value: "0", ExternalCustomerID: fmt.Sprint("bench-", i)})
-		if err != nil {
-			b.Fatal(err)
-		}
-		customers[i] = *e.CustomerID
-	}
+	m, customers := u.tokensMeter(b, 100)
 	round := 0
 	ingest := func(b *testing.B) {
 		round++

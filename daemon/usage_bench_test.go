@@ -86,14 +86,15 @@ func benchBatch(n int64, customers []string) []client.MeterEventParams {
 	return events
 }
 
-func BenchmarkIngest(b *testing.B) {
-	u := startUsageBench(b)
+// tokensMeter creates the sum meter "tokens" and n customers, each made
+// by a first event of value 0, and returns the meter and their ids.
+func (u *usageBench) tokensMeter(b *testing.B, n int) (*client.Meter, []string) {
 	ctx := context.Background()
 	m, err := u.c.CreateMeter(ctx, client.MeterParams{Key: "tokens", DisplayName: "Tokens"})
 	if err != nil {
 		b.Fatal(err)
 	}
-	customers := make([]string, 100)
+	customers := make([]string, n)
 	for i := range customers {
 		e, err := u.c.SendMeterEvent(ctx, client.MeterEventParams{EventName: "tokens", Value: "0", ExternalCustomerID: fmt.Sprint("bench-", i)})
 		if err != nil {
@@ -101,6 +102,13 @@ func BenchmarkIngest(b *testing.B) {
 		}
 		customers[i] = *e.CustomerID
 	}
+	return m, customers
+}
+
+func BenchmarkIngest(b *testing.B) {
+	u := startUsageBench(b)
+	ctx := context.Background()
+	m, customers := u.tokensMeter(b, 100)
 	const clients = 4
 	run := func(b *testing.B, send func(n int64) error) {
 		var next atomic.Int64
