@@ -32,8 +32,11 @@ const (
 	CodeInvoiceNotOpen     = "invoice_not_open"
 	CodeAlreadySubscribed  = "already_subscribed"
 	CodeUsageAlreadyBilled = "usage_already_billed"
-	CodeServiceUnavailable = "service_unavailable"
-	CodeInternal           = "internal_error"
+	// CodeAuthorizationRequired: a plan change above what the payer
+	// authorized; Error.CheckoutURL is where the payer authorizes it.
+	CodeAuthorizationRequired = "authorization_required"
+	CodeServiceUnavailable    = "service_unavailable"
+	CodeInternal              = "internal_error"
 )
 
 // Error is a non-2xx response. Code and Message come from the API's error
@@ -46,6 +49,9 @@ type Error struct {
 	RequestID string // the response's request-id header, for support
 	// RetryAfter is the response's retry-after (429 and 503), else 0.
 	RetryAfter time.Duration
+	// CheckoutURL is where the payer authorizes a larger amount
+	// (authorization_required); empty otherwise.
+	CheckoutURL string
 }
 
 func (e *Error) Error() string {
@@ -71,12 +77,13 @@ func decodeError(status int, header http.Header, body []byte) *Error {
 	}
 	var env struct {
 		Error struct {
-			Code    string `json:"code"`
-			Message string `json:"message"`
+			Code        string `json:"code"`
+			Message     string `json:"message"`
+			CheckoutURL string `json:"checkout_url"`
 		} `json:"error"`
 	}
 	if json.Unmarshal(body, &env) == nil && (env.Error.Code != "" || env.Error.Message != "") {
-		e.Code, e.Message = env.Error.Code, env.Error.Message
+		e.Code, e.Message, e.CheckoutURL = env.Error.Code, env.Error.Message, env.Error.CheckoutURL
 		return e
 	}
 	e.Message = strings.ToLower(http.StatusText(status))

@@ -60,8 +60,12 @@ type Subscription struct {
 	CancelAt           *time.Time `json:"cancel_at,omitempty"`
 	EndedAt            *time.Time `json:"ended_at,omitempty"`
 	LatestPaymentID    *string    `json:"latest_payment_id,omitempty"`
-	CreatedAt          time.Time  `json:"created_at"`
-	Livemode           bool       `json:"livemode"`
+	// PendingPlanID is the plan the next period starts on, from
+	// PendingChangeAt (a change at the period's end); nil when none.
+	PendingPlanID   *string    `json:"pending_plan_id,omitempty"`
+	PendingChangeAt *time.Time `json:"pending_change_at,omitempty"`
+	CreatedAt       time.Time  `json:"created_at"`
+	Livemode        bool       `json:"livemode"`
 	// Raw is the object exactly as the API sent it.
 	Raw json.RawMessage `json:"-"`
 }

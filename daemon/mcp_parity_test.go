@@ -115,6 +115,11 @@ func TestMCPToolsMatchREST(t *testing.T) {
 		{"get_invoice", `{"id":"inv_nope"}`, "resource_not_found"},
 		{"get_payment", `{"id":"pay_nope"}`, "resource_not_found"},
 		{"get_subscription", `{"id":"sub_nope"}`, "resource_not_found"},
+		{"change_subscription", `{"id":"sub_nope","plan":"price_nope"}`, "resource_not_found"},
+		{"change_subscription", `{"id":"sub_nope","plan":"price_nope","colour":"red"}`, "invalid_request"},
+		{"change_subscription", `{"id":"sub_nope"}`, "invalid_request"},
+		{"preview_subscription_change", `{"id":"sub_nope","plan":"price_nope","at":"now"}`, "resource_not_found"},
+		{"preview_subscription_change", `{"id":"sub_nope","plan":"price_nope","at":"soon"}`, "invalid_request"},
 		{"advance_test_clock", `{"by":"1h"}`, ""},
 		{"advance_test_clock", `{"by":"soon"}`, "invalid_request"},
 		{"advance_test_clock", `{"to":"2001-01-01T00:00:00Z"}`, "invalid_request"},
@@ -188,6 +193,18 @@ func (b *bundle) restFor(key, tool, args string) (int, string) {
 			}
 		}
 		status, _, body = b.raw("GET", "/v1/customers/"+str("customer_id")+"/usage?"+q.Encode(), key, "")
+	case "change_subscription", "preview_subscription_change":
+		body := map[string]any{}
+		for k, v := range a {
+			if k != "id" {
+				body[k] = v
+			}
+		}
+		if tool == "preview_subscription_change" {
+			body["preview"] = true
+		}
+		status, _, body2 := b.raw("POST", "/v1/subscriptions/"+str("id")+"/change", key, mustJSON(body))
+		return status, body2
 	case "cancel_meter_event":
 		status, _, body = b.raw("POST", "/v1/meter-events/"+str("id")+"/cancel", key, "")
 	case "check_entitlement":

@@ -22,7 +22,7 @@ var wantTools = []string{
 	"get_credit_balance", "grant_entitlement", "check_entitlement", "list_payments", "list_subscriptions",
 	"list_invoices", "list_events", "list_meters",
 	"create_plan", "get_invoice", "get_payment", "get_subscription", "advance_test_clock",
-	"get_usage", "cancel_meter_event", "create_alert", "list_alerts",
+	"get_usage", "cancel_meter_event", "create_alert", "list_alerts", "change_subscription", "preview_subscription_change",
 }
 
 // The official Go SDK's client, with a static key, at every protocol
@@ -69,7 +69,7 @@ func checkToolDescription(t *testing.T, tl *mcp.Tool) {
 		t.Errorf("%s: output schema %v", tl.Name, out)
 	}
 	a := tl.Annotations
-	write := strings.HasPrefix(tl.Name, "create_") || strings.HasPrefix(tl.Name, "grant_") || tl.Name == "debit_credits" || tl.Name == "advance_test_clock" || tl.Name == "cancel_meter_event"
+	write := strings.HasPrefix(tl.Name, "create_") || strings.HasPrefix(tl.Name, "grant_") || tl.Name == "debit_credits" || tl.Name == "advance_test_clock" || tl.Name == "cancel_meter_event" || tl.Name == "change_subscription"
 	if a == nil || a.ReadOnlyHint == write || a.DestructiveHint == nil || *a.DestructiveHint || a.OpenWorldHint == nil || *a.OpenWorldHint {
 		t.Errorf("%s: annotations %+v", tl.Name, a)
 	}
@@ -178,6 +178,16 @@ func callEveryTool(t *testing.T, s *mcp.ClientSession) {
 		if e, isErr := callTool(t, s, name, map[string]any{"id": "nope"}); !isErr || e["error"].(map[string]any)["code"] != "resource_not_found" {
 			t.Fatalf("%s of an unknown id: %v %v", name, isErr, e)
 		}
+	}
+	for _, name := range []string{"change_subscription", "preview_subscription_change"} {
+		if e, isErr := callTool(t, s, name, map[string]any{"id": "sub_nope", "plan": plan["id"]}); !isErr || e["error"].(map[string]any)["code"] != "resource_not_found" {
+			t.Fatalf("%s of an unknown subscription: %v %v", name, isErr, e)
+		}
+	}
+	// A tool never charges now.
+	if e, isErr := callTool(t, s, "change_subscription", map[string]any{"id": "sub_nope", "plan": plan["id"], "at": "now"}); !isErr ||
+		!strings.HasPrefix(e["error"].(map[string]any)["message"].(string), "at: ") {
+		t.Fatalf("change_subscription at now: %v %v", isErr, e)
 	}
 	if clock := ok("advance_test_clock", map[string]any{"by": "1h"}); clock["object"] != "test_clock" {
 		t.Fatalf("advance_test_clock: %v", clock)

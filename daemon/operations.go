@@ -36,9 +36,10 @@ type operation struct {
 	class ratelimit.Class
 	// compress gzips answers that run to kilobytes (lists).
 	compress bool
-	// movesFunds marks an operation that may move money. None of the API's
-	// operations does (payments happen at the hosted checkout); the tool
-	// server's instructions promise as much, and a test holds it.
+	// movesFunds marks an operation that may move money (an immediate plan
+	// change charges its proration). No tool may: the tool server's
+	// instructions promise as much, and a test holds that a tool over such
+	// an operation has a run of its own that refuses to.
 	movesFunds bool
 	// doc is the operation's entry in the API description; the
 	// declaration adds 401, and 429 and mode_mismatch from class and
@@ -65,6 +66,10 @@ type operation struct {
 	rest restFunc
 	// tool, when set, makes the operation a tool of the tool server.
 	tool *toolSpec
+	// tools are further tools over the same operation, each with a run of
+	// its own that narrows it (a plan change's preview; a change at the
+	// period's end only, since a tool never moves funds).
+	tools []*toolSpec
 }
 
 // toolSpec is what the tool list says of an operation's tool.
@@ -78,6 +83,19 @@ type toolSpec struct {
 	// the list envelope's items).
 	in, out reflect.Type
 	list    bool
+	// run, when set, replaces the operation's run for the tool.
+	run func(s *Server, c *call) (any, error)
+	// readOnly marks a tool over a POST that changes nothing (a preview):
+	// it needs only billing:read.
+	readOnly bool
+}
+
+// toolSpecs are the operation's tools.
+func (o operation) toolSpecs() []*toolSpec {
+	if o.tool == nil {
+		return o.tools
+	}
+	return append([]*toolSpec{o.tool}, o.tools...)
 }
 
 // bodyKind is what a POST's body may be.
@@ -134,7 +152,7 @@ func apiOperations() []operation {
 	var ops []operation
 	for _, noun := range [][]operation{
 		invoiceOperations(), meterOperations(), meterEventOperations(), creditOperations(), paymentOperations(),
-		subscriptionOperations(), eventOperations(), featureOperations(), entitlementOperations(),
+		subscriptionOperations(), subscriptionChangeOperations(), eventOperations(), featureOperations(), entitlementOperations(),
 		customerOperations(), planOperations(), testClockOperations(), usageOperations(), alertOperations(),
 	} {
 		ops = append(ops, noun...)
@@ -301,12 +319,14 @@ func checkIdempotencyKey(next apiFunc) apiFunc {
 func toolTable() []tool {
 	var out []tool
 	for _, o := range apiOperations() {
-		if o.tool == nil {
-			continue
+		for _, t := range o.toolSpecs() {
+			run := o.run
+			if t.run != nil {
+				run = t.run
+			}
+			out = append(out, tool{name: t.name, title: t.title, doc: t.doc, rest: o.pattern, write: o.writes() && !t.readOnly,
+				idempotent: t.idempotent, in: t.in, out: t.out, list: t.list, testOnly: t.testOnly, run: run})
 		}
-		t := o.tool
-		out = append(out, tool{name: t.name, title: t.title, doc: t.doc, rest: o.pattern, write: o.writes(), idempotent: t.idempotent,
-			in: t.in, out: t.out, list: t.list, testOnly: t.testOnly, run: o.run})
 	}
 	slices.SortFunc(out, func(a, b tool) int { return strings.Compare(a.name, b.name) })
 	return out

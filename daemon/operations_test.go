@@ -8,7 +8,8 @@ import (
 // The operation table is the one declaration of each operation: patterns,
 // operation ids and tool names are unique, every operation can be served,
 // every POST is keyed, and no tool may move funds (the tool server's
-// instructions promise it).
+// instructions promise it): a tool over an operation that may has a run of
+// its own.
 func TestOperationTable(t *testing.T) {
 	t.Parallel()
 	patterns, ids, tools := map[string]bool{}, map[string]bool{}, map[string]bool{}
@@ -32,13 +33,12 @@ func TestOperationTable(t *testing.T) {
 		if o.class == "" {
 			t.Errorf("%q: no rate-limit class", o.pattern)
 		}
-		if o.tool == nil {
-			continue
+		for _, tl := range o.toolSpecs() {
+			if (o.run == nil && tl.run == nil) || tools[tl.name] || (o.movesFunds && tl.run == nil) {
+				t.Errorf("%q: tool %q without run, repeated, or moving funds", o.pattern, tl.name)
+			}
+			tools[tl.name] = true
 		}
-		if o.run == nil || tools[o.tool.name] || o.movesFunds {
-			t.Errorf("%q: tool %q without run, repeated, or moving funds", o.pattern, o.tool.name)
-		}
-		tools[o.tool.name] = true
 	}
 	if len(toolTable()) != len(tools) {
 		t.Errorf("tool table has %d tools, the operations %d", len(toolTable()), len(tools))

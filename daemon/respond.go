@@ -27,7 +27,7 @@ func HTTPStatus(code apperr.Code) int {
 		return http.StatusNotFound
 	case apperr.PaymentFailed:
 		return http.StatusPaymentRequired
-	case apperr.InvoiceNotOpen, apperr.AlreadySubscribed, apperr.UsageAlreadyBilled:
+	case apperr.InvoiceNotOpen, apperr.AlreadySubscribed, apperr.UsageAlreadyBilled, apperr.AuthorizationRequired:
 		return http.StatusConflict
 	case apperr.MethodNotAllowed:
 		return http.StatusMethodNotAllowed
@@ -76,7 +76,7 @@ func writeError(w http.ResponseWriter, r *http.Request, log *slog.Logger, err er
 	}
 	// Messages quote input cut short already (apperr.Clip); this bounds
 	// one built some other way.
-	writeJSON(w, status, wire.Error{Error: wire.ErrorDetail{Code: string(e.Code), Message: truncate(e.Message, maxMessage)}})
+	writeJSON(w, status, wire.Error{Error: wire.ErrorDetail{Code: string(e.Code), Message: truncate(e.Message, maxMessage), CheckoutURL: e.CheckoutURL}})
 }
 
 // apiError is err as the API reports it (REST envelopes and tool errors

@@ -35,8 +35,11 @@ const (
 	InvoiceNotOpen     Code = "invoice_not_open"
 	AlreadySubscribed  Code = "already_subscribed"
 	UsageAlreadyBilled Code = "usage_already_billed"
-	ServiceUnavailable Code = "service_unavailable"
-	Internal           Code = "internal_error"
+	// AuthorizationRequired: a plan change above what the payer authorized
+	// (the error carries the page where the payer authorizes it).
+	AuthorizationRequired Code = "authorization_required"
+	ServiceUnavailable    Code = "service_unavailable"
+	Internal              Code = "internal_error"
 )
 
 // Error is an API error: a code from the spec and a message for people that
@@ -47,6 +50,9 @@ type Error struct {
 	// Status overrides the code's default HTTP status (unknown_customer is
 	// 400 in a body but 404 in a URL path). Zero means the default.
 	Status int
+	// CheckoutURL is where a payer acts to lift the error
+	// (authorization_required); empty otherwise.
+	CheckoutURL string
 }
 
 func (e *Error) Error() string { return string(e.Code) + ": " + e.Message }

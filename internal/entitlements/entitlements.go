@@ -286,7 +286,8 @@ func FollowSubscription(ctx context.Context, q store.Querier, s tenant.Scope, su
 	}
 	_, err := q.ExecContext(ctx, `UPDATE entitlements e SET `+set+`, updated_at = now()
 		FROM entitlement_grants g
-		WHERE g.merchant_id = $1 AND g.mode = $2 AND g.subscription_id = $3 AND e.merchant_id = g.merchant_id AND e.grant_id = g.id`,
+		WHERE g.merchant_id = $1 AND g.mode = $2 AND g.subscription_id = $3 AND g.revoked_at IS NULL
+			AND e.merchant_id = g.merchant_id AND e.grant_id = g.id`,
 		args...)
 	return store.Translate(err)
 }

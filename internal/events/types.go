@@ -11,6 +11,7 @@ const (
 	SubscriptionDunningExhausted = "subscription.dunning_exhausted"
 	SubscriptionRevoked          = "subscription.revoked"
 	SubscriptionExpired          = "subscription.expired"
+	SubscriptionUpdated          = "subscription.updated"
 	CreditGranted                = "credit.granted"
 	CreditDebited                = "credit.debited"
 	EntitlementGranted           = "entitlement.granted"
@@ -22,7 +23,7 @@ const (
 func Types() []string {
 	return []string{
 		InvoicePaid, RefundSucceeded, SubscriptionActive, SubscriptionRenewed, SubscriptionPaymentFailed,
-		SubscriptionDunningExhausted, SubscriptionRevoked, SubscriptionExpired, CreditGranted, CreditDebited,
+		SubscriptionDunningExhausted, SubscriptionRevoked, SubscriptionExpired, SubscriptionUpdated, CreditGranted, CreditDebited,
 		EntitlementGranted, MeterEventCancelled, AlertTriggered,
 	}
 }

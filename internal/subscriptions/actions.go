@@ -11,6 +11,7 @@ import (
 	"github.com/tollgatehq/tollgate/internal/events"
 	"github.com/tollgatehq/tollgate/internal/money"
 	"github.com/tollgatehq/tollgate/internal/payments"
+	"github.com/tollgatehq/tollgate/internal/plans"
 	"github.com/tollgatehq/tollgate/internal/rail"
 	"github.com/tollgatehq/tollgate/internal/store"
 	"github.com/tollgatehq/tollgate/internal/tenant"
@@ -34,6 +35,9 @@ type action struct {
 
 	result  *rail.Settlement
 	payment *payments.Payment
+	// next is the plan a pending change moves the subscription to as its
+	// next period starts (change_apply.go), or nil.
+	next *plans.Plan
 }
 
 // charge is a rail charge an action makes.
@@ -54,8 +58,10 @@ func chargeKey(x Subscription, start time.Time, attempt int) string {
 	return fmt.Sprintf("chg:%s:%d:%d", x.ID, start.UnixMicro(), attempt)
 }
 
-// decide plans the action due on x. q is the usage of a metered period.
-func (b *Biller) decide(x Subscription, q *big.Int) (*action, error) {
+// decide plans the action due on x. q is the usage of a metered period;
+// next, the plan of a pending change that takes effect with the next
+// period, or nil.
+func (b *Biller) decide(x Subscription, q *big.Int, next *plans.Plan) (*action, error) {
 	t := *x.NextActionAt
 	a := &action{x: x, at: t, after: x}
 	cancelled := x.CancelAt != nil && !x.CancelAt.After(t)
@@ -72,6 +78,7 @@ func (b *Biller) decide(x Subscription, q *big.Int) (*action, error) {
 		if a.final {
 			a.expire(*x.CancelAt)
 		} else {
+			a.adopt(next)
 			a.roll()
 			next := a.after.CurrentPeriodEnd.Add(b.Policy.UsageGrace)
 			a.after.NextActionAt = &next
@@ -85,10 +92,11 @@ func (b *Biller) decide(x Subscription, q *big.Int) (*action, error) {
 	case cancelled:
 		a.expire(*x.CancelAt)
 	case x.Status == Active:
+		a.adopt(next)
 		a.roll()
 		next := *a.after.CurrentPeriodEnd
 		a.after.NextActionAt = &next
-		a.charge = &charge{key: chargeKey(x, *a.after.CurrentPeriodStart, 0), amount: *x.Amount,
+		a.charge = &charge{key: chargeKey(x, *a.after.CurrentPeriodStart, 0), amount: *a.after.Amount,
 			start: *a.after.CurrentPeriodStart, end: *a.after.CurrentPeriodEnd}
 		a.events = []string{events.SubscriptionRenewed}
 	default: // past due: retry the outstanding charge
@@ -319,6 +327,10 @@ func (b *Biller) record(ctx context.Context, tx *store.Tx, actions []*action) er
 	if err := payments.InsertMany(ctx, tx, pays); err != nil {
 		return err
 	}
+	changed, err := b.applyChanges(ctx, tx, actions)
+	if err != nil {
+		return err
+	}
 	saved, err := saveMany(ctx, tx, actions)
 	if err != nil {
 		return err
@@ -326,6 +338,9 @@ func (b *Biller) record(ctx context.Context, tx *store.Tx, actions []*action) er
 	var evs []events.Pending
 	for _, a := range actions {
 		x := saved[a.x.ID]
+		if changed[a.x.ID] {
+			evs = append(evs, events.Pending{Scope: x.Scope(), Type: events.SubscriptionUpdated, At: a.at, Data: x.Wire()})
+		}
 		for _, typ := range a.events {
 			evs = append(evs, events.Pending{Scope: x.Scope(), Type: typ, At: a.at, Data: x.Wire()})
 		}

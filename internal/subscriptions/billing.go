@@ -126,9 +126,13 @@ func (b *Biller) step(ctx context.Context, claim string, args ...any) (n int, mo
 		if err != nil {
 			return err
 		}
+		next, err := pendingPlans(ctx, tx, xs)
+		if err != nil {
+			return err
+		}
 		actions := make([]*action, 0, len(xs))
 		for _, x := range xs {
-			a, err := b.decide(x, usage[x.ID])
+			a, err := b.decide(x, usage[x.ID], next[x.ID])
 			if err != nil {
 				return err
 			}

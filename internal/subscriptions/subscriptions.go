@@ -67,18 +67,28 @@ type Subscription struct {
 	OutstandingEnd     *time.Time    `db:"outstanding_end"`
 	AuthorizationKey   *string       `db:"authorization_key"`
 	CreatedAt          time.Time     `db:"created_at"`
+	// A plan change waiting for the period's end (change.go).
+	PendingPlanID   *string    `db:"pending_plan_id"`
+	PendingChangeAt *time.Time `db:"pending_change_at"`
+	// AuthorizedAmount is what the payer authorized per period; nil until
+	// the first change, while it is Amount.
+	AuthorizedAmount *money.Amount `db:"authorized_amount"`
+	// Changes counts immediate plan changes (the key of the next one's
+	// proration charge).
+	Changes int `db:"changes"`
 }
 
 const columns = `merchant_id, mode, id, seq, plan_id, product_id, customer_id, payer, status, usage_type, amount, interval, interval_days,
 	meter_id, pricing_model, anchor, period_index, current_period_start, current_period_end, cancel_at, ended_at, latest_payment_id,
-	next_action_at, failed_at, retries, outstanding_amount, outstanding_lines, outstanding_start, outstanding_end, authorization_key, created_at`
+	next_action_at, failed_at, retries, outstanding_amount, outstanding_lines, outstanding_start, outstanding_end, authorization_key, created_at,
+	pending_plan_id, pending_change_at, authorized_amount, changes`
 
 // Columns is the select list of a Subscription, for a statement of another
 // package that records one with more in one round trip (checkout).
 const Columns = columns
 
 // qualifiedColumns is columns on the alias s.
-const qualifiedColumns = `s.merchant_id, s.mode, s.id, s.seq, s.plan_id, s.product_id, s.customer_id, s.payer, s.status, s.usage_type, s.amount, s.interval, s.interval_days, s.meter_id, s.pricing_model, s.anchor, s.period_index, s.current_period_start, s.current_period_end, s.cancel_at, s.ended_at, s.latest_payment_id, s.next_action_at, s.failed_at, s.retries, s.outstanding_amount, s.outstanding_lines, s.outstanding_start, s.outstanding_end, s.authorization_key, s.created_at`
+const qualifiedColumns = `s.merchant_id, s.mode, s.id, s.seq, s.plan_id, s.product_id, s.customer_id, s.payer, s.status, s.usage_type, s.amount, s.interval, s.interval_days, s.meter_id, s.pricing_model, s.anchor, s.period_index, s.current_period_start, s.current_period_end, s.cancel_at, s.ended_at, s.latest_payment_id, s.next_action_at, s.failed_at, s.retries, s.outstanding_amount, s.outstanding_lines, s.outstanding_start, s.outstanding_end, s.authorization_key, s.created_at, s.pending_plan_id, s.pending_change_at, s.authorized_amount, s.changes`
 
 // Live reports whether the subscription can still be charged.
 func (x Subscription) Live() bool { return x.Status == Active || x.Status == PastDue }
@@ -111,6 +121,7 @@ func (x Subscription) Wire() wire.Subscription {
 		PricingModel: wire.StoredPricing(x.PricingModel), CurrentPeriodStart: wire.OptTimestamp(x.CurrentPeriodStart),
 		CurrentPeriodEnd: wire.OptTimestamp(x.CurrentPeriodEnd), CancelAt: wire.OptTimestamp(x.CancelAt), EndedAt: wire.OptTimestamp(x.EndedAt),
 		LatestPaymentID: x.LatestPaymentID, CreatedAt: wire.Timestamp(x.CreatedAt), Livemode: x.Mode == tenant.Live,
+		PendingPlanID: x.PendingPlanID, PendingChangeAt: wire.OptTimestamp(x.PendingChangeAt),
 	}
 	if x.Amount != nil {
 		a := x.Amount.String()

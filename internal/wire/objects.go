@@ -230,8 +230,12 @@ type Subscription struct {
 	CancelAt           *string       `json:"cancel_at"`
 	EndedAt            *string       `json:"ended_at"`
 	LatestPaymentID    *string       `json:"latest_payment_id"`
-	CreatedAt          string        `json:"created_at"`
-	Livemode           bool          `json:"livemode"`
+	// PendingPlanID is the plan the next period starts on, when a change
+	// waits for the period's end (from PendingChangeAt); null when none.
+	PendingPlanID   *string `json:"pending_plan_id"`
+	PendingChangeAt *string `json:"pending_change_at"`
+	CreatedAt       string  `json:"created_at"`
+	Livemode        bool    `json:"livemode"`
 }
 
 // Customer is a merchant's customer.
@@ -304,4 +308,38 @@ type AlertTrigger struct {
 	PeriodStart    *string `json:"period_start"`
 	PeriodEnd      *string `json:"period_end"`
 	TriggeredAt    string  `json:"triggered_at"`
+}
+
+// SubscriptionChangePreview is what a plan change would do (preview true).
+type SubscriptionChangePreview struct {
+	Object         string `json:"object"` // "subscription_change_preview"
+	SubscriptionID string `json:"subscription_id"`
+	PlanID         string `json:"plan_id"`
+	At             string `json:"at" doc:"now or period_end."`
+	EffectiveAt    string `json:"effective_at" doc:"When the plan changes: now, or the current period's end."`
+	AmountDueNow   string `json:"amount_due_now" doc:"The proration charged now (base units; 0 when none)."`
+	CreditGranted  string `json:"credit_granted" doc:"The proration granted as prepaid credits (base units; 0 when none)."`
+	// Lines explain amount_due_now or credit_granted (a proration line),
+	// empty when nothing moves now.
+	Lines      []PaymentLine `json:"lines"`
+	NextCharge NextCharge    `json:"next_charge"`
+}
+
+// NextCharge is the next period's charge after a change: a licensed plan's
+// amount, a metered plan's cap.
+type NextCharge struct {
+	Amount string `json:"amount"`
+	At     string `json:"at"`
+}
+
+// PlanMigration is a plan migration's answer: how many subscriptions move
+// at their period's end and one period's amounts before and after.
+type PlanMigration struct {
+	Object        string `json:"object"` // "plan_migration"
+	From          string `json:"from"`
+	To            string `json:"to"`
+	Subscriptions int64  `json:"subscriptions"`
+	AmountBefore  string `json:"amount_before"`
+	AmountAfter   string `json:"amount_after"`
+	Effective     string `json:"effective"` // "period_end"
 }

@@ -184,3 +184,32 @@ type AlertRequest struct {
 	ExternalCustomerID *string `json:"external_customer_id,omitempty" doc:"Watch one customer by your own id (upserted)." schema:"maxLength=255"`
 	Name               *string `json:"name,omitempty" doc:"A name for your records." schema:"maxLength=200"`
 }
+
+// SubscriptionChangeRequest is POST /v1/subscriptions/{id}/change.
+type SubscriptionChangeRequest struct {
+	Plan    string  `json:"plan" doc:"The plan to move to (price_…): of this account and mode, with the subscription's usage_type. The current plan clears a pending change."`
+	At      *string `json:"at,omitempty" doc:"period_end (default): the next period starts on the plan; now (licensed plans only): at once, the rest of the period prorated, charged or credited." schema:"enum=now|period_end"`
+	Preview *bool   `json:"preview,omitempty" doc:"true: answer what the change would do (subscription_change_preview) and change nothing."`
+}
+
+// ChangeSubscriptionArgs are the change_subscription tool's arguments: a
+// tool changes plans at the period's end only.
+type ChangeSubscriptionArgs struct {
+	ID   string  `json:"id" doc:"The subscription (sub_…)."`
+	Plan string  `json:"plan" doc:"The plan to move to (price_…), of the same usage_type; the current plan clears a pending change."`
+	At   *string `json:"at,omitempty" doc:"period_end, the only value a tool may use (default): the next period starts on the plan." schema:"enum=period_end"`
+}
+
+// PreviewSubscriptionChangeArgs are the preview_subscription_change tool's
+// arguments.
+type PreviewSubscriptionChangeArgs struct {
+	ID   string  `json:"id" doc:"The subscription (sub_…)."`
+	Plan string  `json:"plan" doc:"The plan to move to (price_…), of the same usage_type."`
+	At   *string `json:"at,omitempty" doc:"period_end (default) or now (licensed plans: the prorated amount due now, or credited)." schema:"enum=now|period_end"`
+}
+
+// PlanMigrationRequest is POST /v1/plans/{id}/migrate.
+type PlanMigrationRequest struct {
+	To      string `json:"to" doc:"The plan the subscribers move to at their period's end (price_…), of the same usage_type."`
+	Preview *bool  `json:"preview,omitempty" doc:"true: count and sum, and schedule nothing."`
+}

@@ -35,6 +35,9 @@ type List struct {
 type ErrorDetail struct {
 	Code    string `json:"code"`
 	Message string `json:"message"`
+	// CheckoutURL is where the payer authorizes a larger amount
+	// (authorization_required only).
+	CheckoutURL string `json:"checkout_url,omitempty"`
 }
 
 // Error is the error envelope: {"error":{"code":…,"message":…}}.
