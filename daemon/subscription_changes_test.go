@@ -224,7 +224,9 @@ func TestPlanChangeRefusals(t *testing.T) {
 		{"/v1/plans/" + otherPlan.ID + "/migrate", `{"to":"` + pro.ID + `"}`, 404, "resource_not_found", ""},
 	} {
 		status, _, body := f.raw("POST", c.path, f.key, c.body)
-		var env struct{ Error struct{ Code, Message string } }
+		var env struct {
+			Error struct{ Code, Message string }
+		}
 		_ = json.Unmarshal([]byte(body), &env)
 		if status != c.status || env.Error.Code != c.code || !strings.HasPrefix(env.Error.Message, c.name) {
 			t.Errorf("%s %.80s: %d %s, want %d %s naming %q", c.path, c.body, status, body, c.status, c.code, c.name)
