@@ -11,7 +11,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/tollgatehq/tollgate/internal/audit"
 	"github.com/tollgatehq/tollgate/internal/auth"
+	"github.com/tollgatehq/tollgate/internal/store"
 	"github.com/tollgatehq/tollgate/internal/tenant"
 )
 
@@ -33,6 +35,7 @@ func newAdminCmd(f *Factory) *cobra.Command {
 	cmd.AddCommand(newAdminWalletCmd(f, dbFlags))
 	cmd.AddCommand(dbFlags(newAdminRefundCmd(f)))
 	cmd.AddCommand(newAdminChainCmd(f, dbFlags))
+	cmd.AddCommand(newAdminUserCmd(f, dbFlags), newAdminAuditCmd(f, dbFlags))
 	return cmd
 }
 
@@ -71,10 +74,20 @@ func newAdminKeyCreate(f *Factory) *cobra.Command {
 				return usageError("--mode must be test or live")
 			}
 			return f.withDB(cmd.Context(), func(d *database) error {
-				k, secret, err := auth.CreateKey(cmd.Context(), d.DB, merchant, tenant.Mode(mode))
+				type created struct {
+					key    auth.Key
+					secret string
+				}
+				c, err := audited(cmd.Context(), d, func(tx *store.Tx) (created, error) {
+					k, secret, err := auth.CreateKey(cmd.Context(), tx, merchant, tenant.Mode(mode))
+					return created{k, secret}, err
+				}, func(c created) audit.Entry {
+					return audit.Entry{MerchantID: c.key.MerchantID, Mode: c.key.Mode, Action: audit.KeyCreate, Target: c.key.ID, Detail: c.key.Hint}
+				})
 				if err != nil {
 					return err
 				}
+				k, secret := c.key, c.secret
 				save, _ := cmd.Flags().GetBool("save")
 				saved := ""
 				if save {
@@ -141,7 +154,9 @@ func newAdminKeyRevoke(f *Factory) *cobra.Command {
 		Use: "revoke KEY_ID", Short: "Revoke an API key; it fails on the very next request", Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return f.withDB(cmd.Context(), func(d *database) error {
-				if err := auth.RevokeKey(cmd.Context(), d.DB, args[0]); err != nil {
+				if err := auditedRow(cmd.Context(), d, "api_keys", args[0], audit.KeyRevoke, func(tx *store.Tx) error {
+					return auth.RevokeKey(cmd.Context(), tx, args[0])
+				}); err != nil {
 					return err
 				}
 				if f.JSON() {

@@ -337,8 +337,11 @@ func setDevWallet(ctx context.Context, d *database, b chain.Backend, merchant st
 		return err
 	}
 	sig[64] += 27
-	_, err = wallet.SetWith(ctx, d.DB, chainrail.Verifier{B: b}, s, c.Address, hexutil.Encode(sig), time.Now())
-	return err
+	w, err := wallet.SetWith(ctx, d.DB, chainrail.Verifier{B: b}, s, c.Address, hexutil.Encode(sig), time.Now())
+	if err != nil {
+		return err
+	}
+	return auditedAfter(ctx, d, walletSetEntry(s, w))
 }
 
 func deploy(ctx context.Context, c *ethclient.Client, key *ecdsa.PrivateKey, id *big.Int, bin string, args []byte) (common.Address, error) {

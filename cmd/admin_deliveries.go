@@ -8,6 +8,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/tollgatehq/tollgate/internal/audit"
+	"github.com/tollgatehq/tollgate/internal/store"
 	"github.com/tollgatehq/tollgate/internal/webhooks"
 )
 
@@ -154,7 +156,25 @@ by the running daemon, with the usual retries if they fail again.`,
 				return usageError("--failed-since must be positive")
 			}
 			return f.withDB(cmd.Context(), func(d *database) error {
-				ids, err := webhooks.Retry(cmd.Context(), d.DB, in)
+				var ids []string
+				retry := func(tx *store.Tx) error {
+					var err error
+					ids, err = webhooks.Retry(cmd.Context(), tx, in)
+					return err
+				}
+				var err error
+				switch {
+				case in.DeliveryID != "":
+					err = auditedRow(cmd.Context(), d, "webhook_deliveries", in.DeliveryID, audit.DeliveryRetry, retry)
+				case in.EventID != "":
+					err = auditedRow(cmd.Context(), d, "events", in.EventID, audit.DeliveryRetry, retry)
+				default:
+					// Failed deliveries of every merchant: an entry of none.
+					_, err = audited(cmd.Context(), d, func(tx *store.Tx) (struct{}, error) { return struct{}{}, retry(tx) },
+						func(struct{}) audit.Entry {
+							return audit.Entry{Action: audit.DeliveryRetry, Detail: "failed since " + in.FailedSince.String()}
+						})
+				}
 				if err != nil {
 					return err
 				}

@@ -5,7 +5,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/tollgatehq/tollgate/internal/audit"
 	"github.com/tollgatehq/tollgate/internal/entitlements"
+	"github.com/tollgatehq/tollgate/internal/store"
 )
 
 // newAdminEntitlementCmd is the operator's entitlement commands: revoking a
@@ -20,7 +22,12 @@ func newAdminEntitlementCmd(f *Factory, withDBFlags func(*cobra.Command) *cobra.
 				if err != nil {
 					return err
 				}
-				g, err := entitlements.Revoke(cmd.Context(), d.DB, args[0], merchantNow(cmd.Context(), d, s))
+				var g entitlements.GrantRecord
+				err = auditedRow(cmd.Context(), d, "entitlement_grants", args[0], audit.EntitlementGrantRevoke, func(tx *store.Tx) error {
+					var err error
+					g, err = entitlements.RevokeTx(cmd.Context(), tx, args[0], merchantNow(cmd.Context(), d, s))
+					return err
+				})
 				if err != nil {
 					return err
 				}

@@ -6,7 +6,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/tollgatehq/tollgate/internal/audit"
 	"github.com/tollgatehq/tollgate/internal/auth"
+	"github.com/tollgatehq/tollgate/internal/store"
 )
 
 func newAdminMerchantCreate(f *Factory) *cobra.Command {
@@ -18,7 +20,11 @@ func newAdminMerchantCreate(f *Factory) *cobra.Command {
 				return usageError("--name is required")
 			}
 			return f.withDB(cmd.Context(), func(d *database) error {
-				m, err := auth.CreateMerchant(cmd.Context(), d.DB, name)
+				m, err := audited(cmd.Context(), d, func(tx *store.Tx) (auth.Merchant, error) {
+					return auth.CreateMerchant(cmd.Context(), tx, name)
+				}, func(m auth.Merchant) audit.Entry {
+					return audit.Entry{MerchantID: m.ID, Action: audit.MerchantCreate, Target: m.ID, Detail: m.Name}
+				})
 				if err != nil {
 					return err
 				}
@@ -70,7 +76,11 @@ func newAdminMerchantRename(f *Factory) *cobra.Command {
 				return usageError("--name is required")
 			}
 			return f.withDB(cmd.Context(), func(d *database) error {
-				m, err := auth.RenameMerchant(cmd.Context(), d.DB, args[0], name)
+				m, err := audited(cmd.Context(), d, func(tx *store.Tx) (auth.Merchant, error) {
+					return auth.RenameMerchant(cmd.Context(), tx, args[0], name)
+				}, func(m auth.Merchant) audit.Entry {
+					return audit.Entry{MerchantID: m.ID, Action: audit.MerchantRename, Target: m.ID, Detail: m.Name}
+				})
 				if err != nil {
 					return err
 				}

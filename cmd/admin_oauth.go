@@ -8,7 +8,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/tollgatehq/tollgate/internal/audit"
 	"github.com/tollgatehq/tollgate/internal/oauth"
+	"github.com/tollgatehq/tollgate/internal/store"
 )
 
 // newAdminOAuthCmd is `admin oauth`: the OAuth clients of the tool server and
@@ -67,7 +69,10 @@ func newAdminOAuthClientsRevoke(f *Factory) *cobra.Command {
 		Use: "revoke CLIENT_ID", Short: "Revoke a client: no new authorizations, and its tokens fail on their next use", Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return f.withDB(cmd.Context(), func(d *database) error {
-				if err := oauth.RevokeClient(cmd.Context(), d.DB, args[0]); err != nil {
+				// A client is no merchant's: its entry has none.
+				if _, err := audited(cmd.Context(), d, func(tx *store.Tx) (string, error) {
+					return args[0], oauth.RevokeClient(cmd.Context(), tx, args[0])
+				}, func(id string) audit.Entry { return audit.Entry{Action: audit.OAuthClientRevoke, Target: id} }); err != nil {
 					return err
 				}
 				if f.JSON() {
@@ -129,7 +134,9 @@ func newAdminOAuthTokensRevoke(f *Factory) *cobra.Command {
 		Use: "revoke GRANT_ID", Short: "Revoke a grant (ogr_…): its access and refresh tokens fail on their next use", Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return f.withDB(cmd.Context(), func(d *database) error {
-				if err := oauth.RevokeGrant(cmd.Context(), d.DB, args[0]); err != nil {
+				if err := auditedRow(cmd.Context(), d, "oauth_grants", args[0], audit.OAuthGrantRevoke, func(tx *store.Tx) error {
+					return oauth.RevokeGrant(cmd.Context(), tx, args[0])
+				}); err != nil {
 					return err
 				}
 				if f.JSON() {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tollgatehq/tollgate/internal/audit"
 	"github.com/tollgatehq/tollgate/internal/auth"
 	"github.com/tollgatehq/tollgate/internal/oauth"
 	"github.com/tollgatehq/tollgate/internal/store"
@@ -92,4 +93,6 @@ func TestAdminOAuth(t *testing.T) {
 	if code2, _, _ := run("admin", "oauth", "tokens", "revoke", "--database-url", url); code2 != 2 {
 		t.Fatalf("revoke without an id: %d", code2)
 	}
+	assertAudited(t, db, m.ID, audit.OAuthGrantRevoke)
+	assertAudited(t, db, "", audit.OAuthGrantRevoke, audit.OAuthClientRevoke)
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tollgatehq/tollgate/daemon"
+	"github.com/tollgatehq/tollgate/internal/audit"
 	"github.com/tollgatehq/tollgate/internal/chain"
 	"github.com/tollgatehq/tollgate/internal/chainrail"
 	"github.com/tollgatehq/tollgate/internal/money"
@@ -104,6 +105,11 @@ func (f *Factory) refund(ctx context.Context, d *database, in payments.RefundInp
 	}
 	r, err := payments.IssueRefund(ctx, d.DB, railFor, in, clockOf)
 	if err != nil {
+		return err
+	}
+	// The refund ran its own transaction and reached the rail: its entry
+	// follows it.
+	if err := auditedAfter(ctx, d, audit.RefundEntry(r.MerchantID, r.Mode, r.ID, r.PaymentID, r.Amount.USDC(), r.Reason)); err != nil {
 		return err
 	}
 	if f.JSON() {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/tollgatehq/tollgate/client"
+	"github.com/tollgatehq/tollgate/internal/audit"
 	"github.com/tollgatehq/tollgate/internal/rail"
 )
 
@@ -16,7 +17,7 @@ func TestAdminRefund(t *testing.T) {
 	t.Parallel()
 	db, url := eventsDB(t)
 	d := startEventsDaemon(t, db)
-	_, key := merchantKey(t, db)
+	merchant, key := merchantKey(t, db)
 	c := client.New(d.URL, key, client.WithMaxRetries(0))
 	ctx := context.Background()
 	inv, err := c.CreateInvoice(ctx, client.InvoiceParams{Amount: "10000000", Description: "Refund me"})
@@ -67,4 +68,5 @@ func TestAdminRefund(t *testing.T) {
 	if n != 2 {
 		t.Fatalf("%d refund.succeeded events, want 2", n)
 	}
+	assertAudited(t, db, merchant, audit.RefundCreate, audit.RefundCreate)
 }

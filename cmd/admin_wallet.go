@@ -6,7 +6,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/tollgatehq/tollgate/internal/audit"
 	"github.com/tollgatehq/tollgate/internal/chainrail"
+	"github.com/tollgatehq/tollgate/internal/store"
 	"github.com/tollgatehq/tollgate/internal/tenant"
 	"github.com/tollgatehq/tollgate/internal/wallet"
 )
@@ -28,6 +30,15 @@ In test mode a merchant without a wallet settles to a generated test wallet.`,
 	}
 	cmd.AddCommand(withDBFlags(newAdminWalletChallenge(f)), withDBFlags(newAdminWalletSet(f)), withDBFlags(newAdminWalletShow(f)))
 	return cmd
+}
+
+// walletSetEntry is the audit entry of a wallet change.
+func walletSetEntry(s tenant.Scope, w wallet.Wallet) audit.Entry {
+	e := audit.Entry{MerchantID: s.MerchantID, Mode: s.Mode, Action: audit.WalletSet, Target: w.Address}
+	if len(w.Previous) > 0 {
+		e.Detail = "replaced " + w.Previous[0].Address
+	}
+	return e
 }
 
 // walletScope reads --merchant and --mode, which every wallet command takes.
@@ -63,7 +74,11 @@ func newAdminWalletChallenge(f *Factory) *cobra.Command {
 				return usageError("--address is required")
 			}
 			return f.withDB(cmd.Context(), func(d *database) error {
-				c, err := wallet.NewChallenge(cmd.Context(), d.DB, s, address, time.Now())
+				c, err := audited(cmd.Context(), d, func(tx *store.Tx) (wallet.Challenge, error) {
+					return wallet.NewChallenge(cmd.Context(), tx, s, address, time.Now())
+				}, func(c wallet.Challenge) audit.Entry {
+					return audit.Entry{MerchantID: s.MerchantID, Mode: s.Mode, Action: audit.WalletChallenge, Target: c.Address}
+				})
 				if err != nil {
 					return err
 				}
@@ -115,6 +130,9 @@ func newAdminWalletSet(f *Factory) *cobra.Command {
 				}
 				w, err := wallet.SetWith(cmd.Context(), d.DB, v, s, address, signature, time.Now())
 				if err != nil {
+					return err
+				}
+				if err := auditedAfter(cmd.Context(), d, walletSetEntry(s, w)); err != nil {
 					return err
 				}
 				if f.JSON() {

@@ -13,6 +13,7 @@ import (
 	"github.com/ethereum/go-ethereum/common/hexutil"
 	"github.com/ethereum/go-ethereum/crypto"
 
+	"github.com/tollgatehq/tollgate/internal/audit"
 	"github.com/tollgatehq/tollgate/internal/auth"
 	"github.com/tollgatehq/tollgate/internal/store"
 	"github.com/tollgatehq/tollgate/internal/testdb"
@@ -133,6 +134,7 @@ func TestAdminWallet(t *testing.T) {
 	if code != 1 || !strings.Contains(errOut, "signature: must be 0x-prefixed hex") {
 		t.Fatalf("bad signature: %d %s", code, errOut)
 	}
+	assertAudited(t, db, m.ID, audit.WalletChallenge, audit.WalletSet, audit.WalletChallenge, audit.WalletSet)
 }
 
 // personalSignHex signs message as a wallet's personal_sign does (EIP-191,

@@ -9,6 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/tollgatehq/tollgate/internal/audit"
+	"github.com/tollgatehq/tollgate/internal/store"
 	"github.com/tollgatehq/tollgate/internal/tenant"
 	"github.com/tollgatehq/tollgate/internal/webhooks"
 )
@@ -33,7 +35,11 @@ func newAdminWebhookCmd(f *Factory, withDBFlags func(*cobra.Command) *cobra.Comm
 				return usageError("--mode must be test or live")
 			}
 			return f.withDB(cmd.Context(), func(d *database) error {
-				e, err := webhooks.Add(cmd.Context(), d.DB, in)
+				e, err := audited(cmd.Context(), d, func(tx *store.Tx) (webhooks.Endpoint, error) {
+					return webhooks.Add(cmd.Context(), tx, in)
+				}, func(e webhooks.Endpoint) audit.Entry {
+					return audit.Entry{MerchantID: e.MerchantID, Mode: e.Mode, Action: audit.EndpointCreate, Target: e.ID, Detail: e.URL}
+				})
 				if err != nil {
 					return err
 				}
@@ -79,12 +85,14 @@ func newAdminWebhookCmd(f *Factory, withDBFlags func(*cobra.Command) *cobra.Comm
 	}
 	list.Flags().String("merchant", "", "only this merchant's endpoints")
 
-	change := func(use, short, done string, fn func(context.Context, *database, string) error) *cobra.Command {
+	change := func(use, short, done, action string, fn func(context.Context, store.Querier, string) error) *cobra.Command {
 		return &cobra.Command{
 			Use: use + " ENDPOINT_ID", Short: short, Args: exactArgs(1),
 			RunE: func(cmd *cobra.Command, args []string) error {
 				return f.withDB(cmd.Context(), func(d *database) error {
-					if err := fn(cmd.Context(), d, args[0]); err != nil {
+					if err := auditedRow(cmd.Context(), d, "webhook_endpoints", args[0], action, func(tx *store.Tx) error {
+						return fn(cmd.Context(), tx, args[0])
+					}); err != nil {
 						return err
 					}
 					if f.JSON() {
@@ -96,12 +104,12 @@ func newAdminWebhookCmd(f *Factory, withDBFlags func(*cobra.Command) *cobra.Comm
 			},
 		}
 	}
-	remove := change("remove", "Remove an endpoint", "removed", func(ctx context.Context, d *database, id string) error { return webhooks.Remove(ctx, d.DB, id) })
-	disable := change("disable", "Stop deliveries to an endpoint", "disabled", func(ctx context.Context, d *database, id string) error {
-		return webhooks.SetEnabled(ctx, d.DB, id, false)
+	remove := change("remove", "Remove an endpoint", "removed", audit.EndpointRemove, webhooks.Remove)
+	disable := change("disable", "Stop deliveries to an endpoint", "disabled", audit.EndpointDisable, func(ctx context.Context, q store.Querier, id string) error {
+		return webhooks.SetEnabled(ctx, q, id, false)
 	})
-	enable := change("enable", "Resume deliveries to an endpoint", "enabled", func(ctx context.Context, d *database, id string) error {
-		return webhooks.SetEnabled(ctx, d.DB, id, true)
+	enable := change("enable", "Resume deliveries to an endpoint", "enabled", audit.EndpointEnable, func(ctx context.Context, q store.Querier, id string) error {
+		return webhooks.SetEnabled(ctx, q, id, true)
 	})
 	for _, c := range []*cobra.Command{add, list, newAdminWebhookShowCmd(f), remove, disable, enable, newAdminWebhookRotateCmd(f)} {
 		cmd.AddCommand(withDBFlags(c))

@@ -6,6 +6,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/tollgatehq/tollgate/internal/audit"
+	"github.com/tollgatehq/tollgate/internal/store"
 	"github.com/tollgatehq/tollgate/internal/webhooks"
 )
 
@@ -25,7 +27,12 @@ so the receiver can switch to the new secret without rejecting anything;
 				return usageError("--overlap must not be negative")
 			}
 			return f.withDB(cmd.Context(), func(d *database) error {
-				e, err := webhooks.RotateSecret(cmd.Context(), d.DB, args[0], overlap)
+				var e webhooks.Endpoint
+				err := auditedRow(cmd.Context(), d, "webhook_endpoints", args[0], audit.EndpointRotate, func(tx *store.Tx) error {
+					var err error
+					e, err = webhooks.RotateSecret(cmd.Context(), tx, args[0], overlap)
+					return err
+				})
 				if err != nil {
 					return err
 				}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/tollgatehq/tollgate/client/webhook"
 	"github.com/tollgatehq/tollgate/daemon"
+	"github.com/tollgatehq/tollgate/internal/audit"
 	"github.com/tollgatehq/tollgate/internal/auth"
 	"github.com/tollgatehq/tollgate/internal/store"
 	"github.com/tollgatehq/tollgate/internal/tenant"
@@ -242,6 +243,8 @@ func TestAdminDeliveriesCommands(t *testing.T) {
 }` {
 		t.Errorf("retry --failed-since with nothing failed: exit %d %q", code, out)
 	}
+	assertAudited(t, db, m, audit.DeliveryRetry)
+	assertAudited(t, db, "", audit.DeliveryRetry, audit.DeliveryRetry)
 
 	code, out, stderr = run("webhook", "rotate-secret", ep.ID, "--overlap", "1h", "--json")
 	var rotated struct{ Secret string }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/tollgatehq/tollgate/client"
 	"github.com/tollgatehq/tollgate/daemon"
+	"github.com/tollgatehq/tollgate/internal/audit"
 	"github.com/tollgatehq/tollgate/internal/auth"
 	"github.com/tollgatehq/tollgate/internal/store"
 	"github.com/tollgatehq/tollgate/internal/tenant"
@@ -269,6 +270,7 @@ func TestEntitlementsCommands(t *testing.T) {
 	if r := u.cli(t, "", "admin", "entitlement", "revoke", "ent_nope", "--database-url", u.dbURL); r.code != 1 {
 		t.Fatalf("revoke unknown: %d", r.code)
 	}
+	assertAudited(t, u.db, "", audit.EntitlementGrantRevoke)
 }
 
 func TestProgressOnlyOnTerminal(t *testing.T) {

@@ -137,3 +137,34 @@ func clip(s string, n int) string {
 	}
 	return s
 }
+
+// owned reports whether OwnerEntry can find the merchant and mode of a row
+// of table: the tables whose rows the admin commands change by id alone.
+func owned(table string) bool {
+	switch table {
+	case "api_keys", "webhook_endpoints", "webhook_deliveries", "events", "entitlement_grants", "oauth_grants":
+		return true
+	}
+	return false
+}
+
+// OwnerEntry is the entry for action on row rowID of table, with the
+// merchant and mode that row belongs to (none when there is no such row:
+// the change itself then fails).
+func OwnerEntry(ctx context.Context, q store.Querier, table, rowID, action string) (Entry, error) {
+	e := Entry{Action: action, Target: rowID}
+	if !owned(table) {
+		return e, apperr.New(apperr.Internal, "audit: no owner lookup for %s", table)
+	}
+	var rows []struct {
+		MerchantID string      `db:"merchant_id"`
+		Mode       tenant.Mode `db:"mode"`
+	}
+	if err := q.SelectContext(ctx, &rows, `SELECT merchant_id, mode FROM `+table+` WHERE id = $1 LIMIT 1`, rowID); err != nil {
+		return e, store.Translate(err)
+	}
+	if len(rows) == 1 {
+		e.MerchantID, e.Mode = rows[0].MerchantID, rows[0].Mode
+	}
+	return e, nil
+}
