@@ -199,6 +199,95 @@ func TestCreditAlertFiresPerDownwardCrossing(t *testing.T) {
 	}
 }
 
+// An expiry sweep lowers balances as debits do: it leaves the alert job a
+// check only for an account a balance alert watches (one per account, with
+// the balance before the expiry), none for the others, and the check fires
+// the alert once.
+func TestCreditExpirySweepLeavesChecksOnlyWhenWatched(t *testing.T) {
+	db, s, _ := setup(t)
+	ctx := context.Background()
+	sb := tenant.Scope{MerchantID: "mer_b", Mode: tenant.Test}
+	now := time.Now()
+	grant := func(s tenant.Scope, cust string, n money.Amount, exp time.Time) {
+		t.Helper()
+		if _, err := credits.Grant(ctx, db, s, credits.GrantInput{Customer: customers.Ref{ID: &cust}, Amount: n, ExpiresAt: &exp}, now); err != nil {
+			t.Fatal(err)
+		}
+	}
+	type row struct {
+		MerchantID string `db:"merchant_id"`
+		CustomerID string `db:"customer_id"`
+		Subject    string `db:"subject"`
+		Prev       string `db:"prev"`
+	}
+	checks := func() []row {
+		t.Helper()
+		var rs []row
+		if err := db.SelectContext(ctx, &rs, `SELECT merchant_id, customer_id, subject, coalesce(prev_balance::text, '') AS prev
+			FROM alert_checks ORDER BY merchant_id, customer_id`); err != nil {
+			t.Fatal(err)
+		}
+		return rs
+	}
+	sweep := func(at time.Time, wantEntries int) {
+		t.Helper()
+		if n, err := credits.SweepExpired(ctx, db, at); err != nil || n != wantEntries {
+			t.Fatalf("swept %d entries (%v), want %d", n, err, wantEntries)
+		}
+	}
+
+	// No alert anywhere: expiries leave nothing.
+	exp1 := now.Add(time.Hour)
+	grant(s, "cus_1", 100, exp1)
+	grant(s, "cus_2", 100, exp1)
+	grant(sb, "cus_b", 100, exp1)
+	sweep(exp1.Add(time.Minute), 3)
+	if rs := checks(); len(rs) != 0 {
+		t.Fatalf("checks without any alert: %+v", rs)
+	}
+
+	// A balance alert on cus_1 only, and an archived one on every
+	// customer of mer_b: one check, for cus_1, with its balance before.
+	if _, err := Create(ctx, db, s, decode(t, `{"type":"credit_balance_below","threshold":50,"customer_id":"cus_1"}`), now); err != nil {
+		t.Fatal(err)
+	}
+	archived, err := Create(ctx, db, sb, decode(t, `{"type":"credit_balance_below","threshold":50}`), now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Archive(ctx, db, sb, archived.ID, now); err != nil {
+		t.Fatal(err)
+	}
+	exp2 := now.Add(2 * time.Hour)
+	grant(s, "cus_1", 80, exp2)
+	grant(s, "cus_1", 40, exp2) // two grants, one account: still one check
+	grant(s, "cus_2", 80, exp2)
+	grant(sb, "cus_b", 80, exp2)
+	sweep(exp2.Add(time.Minute), 4)
+	want := []row{{"mer_a", "cus_1", CreditSubject, "120"}}
+	if rs := checks(); len(rs) != 1 || rs[0] != want[0] {
+		t.Fatalf("checks %+v, want %+v", rs, want)
+	}
+	drain(t, db)
+	trs := triggers(t, db)
+	if len(trs) != 1 || trs[0].CustomerID == nil || *trs[0].CustomerID != "cus_1" || trs[0].Value != "0" {
+		t.Fatalf("triggers %+v", trs)
+	}
+
+	// An alert for every customer of mer_b watches cus_b too.
+	if _, err := Create(ctx, db, sb, decode(t, `{"type":"credit_balance_below","threshold":50}`), now); err != nil {
+		t.Fatal(err)
+	}
+	exp3 := now.Add(3 * time.Hour)
+	grant(sb, "cus_b", 60, exp3)
+	grant(s, "cus_2", 60, exp3)
+	sweep(exp3.Add(time.Minute), 2)
+	want = []row{{"mer_b", "cus_b", CreditSubject, "60"}}
+	if rs := checks(); len(rs) != 1 || rs[0] != want[0] {
+		t.Fatalf("checks %+v, want %+v", rs, want)
+	}
+}
+
 func TestCreateRefusals(t *testing.T) {
 	db, s, m := setup(t)
 	ctx := context.Background()

@@ -18,6 +18,13 @@ type balanceCheck struct {
 	before     money.Amount
 }
 
+// watchedColumn is true when an active credit_balance_below alert watches
+// the credit account aliased a: only then does a change of its balance
+// leave the alert job a check.
+const watchedColumn = `EXISTS (SELECT 1 FROM alerts al WHERE al.merchant_id = a.merchant_id AND al.mode = a.mode AND al.status = 'active'
+		AND al.meter_id IS NULL AND al.type = 'credit_balance_below'
+		AND (al.customer_id IS NULL OR al.customer_id = a.customer_id)) AS watched`
+
 // leaveBalanceChecks leaves the alert job a check for each debit of a
 // customer that an active credit_balance_below alert watches, with the
 // balance before it, in the debit's transaction, so a crash cannot lose

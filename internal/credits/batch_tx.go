@@ -363,10 +363,7 @@ const lockSQL = `WITH want AS (
 			CROSS JOIN LATERAL (SELECT a.merchant_id, a.mode, a.id, a.customer_id, c.external_customer_id FROM credit_accounts a
 				WHERE a.merchant_id = c.merchant_id AND a.mode = c.mode AND a.customer_id = c.id OFFSET 0) x
 		)
-		SELECT a.*, w.external_customer_id,
-			EXISTS (SELECT 1 FROM alerts al WHERE al.merchant_id = a.merchant_id AND al.mode = a.mode AND al.status = 'active'
-				AND al.meter_id IS NULL AND al.type = 'credit_balance_below'
-				AND (al.customer_id IS NULL OR al.customer_id = a.customer_id)) AS watched
+		SELECT a.*, w.external_customer_id, ` + watchedColumn + `
 		FROM (SELECT * FROM want ORDER BY merchant_id, id) w
 		CROSS JOIN LATERAL (SELECT ` + accountColumns + ` FROM credit_accounts a
 			WHERE a.merchant_id = w.merchant_id AND a.mode = w.mode AND a.customer_id = w.customer_id FOR UPDATE) a`

@@ -51,8 +51,11 @@ func sweepOnce(ctx context.Context, db *store.DB, only *tenant.Scope, now time.T
 	}
 	err = db.InTx(ctx, func(tx *store.Tx) error {
 		written, claimed = 0, 0
-		var accts []account
-		if err := tx.SelectContext(ctx, &accts, `SELECT `+accountColumns+` FROM credit_accounts a
+		var accts []struct {
+			account
+			Watched bool `db:"watched"`
+		}
+		if err := tx.SelectContext(ctx, &accts, `SELECT `+accountColumns+`, `+watchedColumn+` FROM credit_accounts a
 			WHERE (a.merchant_id, a.id) IN (SELECT merchant_id, account_id FROM credit_grant_balances
 				WHERE remaining > 0 AND expires_at IS NOT NULL AND expires_at <= $1)
 				AND ($3 = '' OR (a.merchant_id = $3 AND a.mode = $4))
@@ -60,8 +63,10 @@ func sweepOnce(ctx context.Context, db *store.DB, only *tenant.Scope, now time.T
 			return err
 		}
 		claimed = len(accts)
+		var checks []balanceCheck
 		for _, a := range accts {
-			l, err := loadLedger(ctx, tx, tenant.Scope{MerchantID: a.MerchantID, Mode: a.Mode}, a, now)
+			s := tenant.Scope{MerchantID: a.MerchantID, Mode: a.Mode}
+			l, err := loadLedger(ctx, tx, s, a.account, now)
 			if err != nil {
 				return err
 			}
@@ -72,8 +77,14 @@ func sweepOnce(ctx context.Context, db *store.DB, only *tenant.Scope, now time.T
 				return err
 			}
 			written += len(l.entries)
+			// An expiry lowers the balance as a debit does: a balance
+			// alert on the account gets its check, with the balance
+			// before, in this transaction; an unwatched account none.
+			if a.Watched {
+				checks = append(checks, balanceCheck{s, a.CustomerID, a.Balance})
+			}
 		}
-		return nil
+		return leaveBalanceChecks(ctx, tx, checks)
 	})
 	if err != nil {
 		return 0, 0, err
