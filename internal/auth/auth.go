@@ -14,6 +14,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/lib/pq"
+
 	"github.com/tollgatehq/tollgate/internal/apperr"
 	"github.com/tollgatehq/tollgate/internal/id"
 	"github.com/tollgatehq/tollgate/internal/store"
@@ -41,6 +43,7 @@ type Key struct {
 	Hint       string      `db:"hint" json:"hint"`
 	CreatedAt  time.Time   `db:"created_at" json:"created_at"`
 	RevokedAt  *time.Time  `db:"revoked_at" json:"revoked_at"`
+	LastUsedAt *time.Time  `db:"last_used_at" json:"last_used_at"`
 }
 
 // Principal is who an authenticated request acts for.
@@ -133,7 +136,7 @@ func CreateKey(ctx context.Context, q store.Querier, merchantID string, mode ten
 	hint := secret[:len("sk_"+string(mode)+"_")+4] + "…" + secret[len(secret)-4:]
 	var k Key
 	err = q.GetContext(ctx, &k, `INSERT INTO api_keys (id, merchant_id, mode, key_hash, hint)
-		VALUES ($1, $2, $3, $4, $5) RETURNING id, merchant_id, mode, hint, created_at, revoked_at`,
+		VALUES ($1, $2, $3, $4, $5) RETURNING id, merchant_id, mode, hint, created_at, revoked_at, last_used_at`,
 		id.New("key"), merchantID, mode, hash[:], hint)
 	if err != nil {
 		return Key{}, "", store.Translate(err)
@@ -145,7 +148,7 @@ func CreateKey(ctx context.Context, q store.Querier, merchantID string, mode ten
 // empty), oldest first.
 func ListKeys(ctx context.Context, q store.Querier, merchantID string) ([]Key, error) {
 	ks := []Key{}
-	err := q.SelectContext(ctx, &ks, `SELECT id, merchant_id, mode, hint, created_at, revoked_at FROM api_keys
+	err := q.SelectContext(ctx, &ks, `SELECT id, merchant_id, mode, hint, created_at, revoked_at, last_used_at FROM api_keys
 		WHERE $1 = '' OR merchant_id = $1 ORDER BY created_at, id`, merchantID)
 	return ks, store.Translate(err)
 }
@@ -167,7 +170,7 @@ func RevokeKey(ctx context.Context, q store.Querier, keyID string) error {
 // does not filter on a merchant.
 // The merchant's test clock comes with it, so reading the time costs no
 // round trip of its own.
-const keyQuery = `SELECT k.id, k.merchant_id, k.mode, k.key_hash, k.revoked_at IS NOT NULL AS revoked, coalesce(c.ahead_us, 0) AS ahead_us
+const keyQuery = `SELECT k.id, k.merchant_id, k.mode, k.key_hash, k.revoked_at IS NOT NULL AS revoked, coalesce(c.ahead_us, 0) AS ahead_us, k.last_used_at
 	FROM api_keys k LEFT JOIN test_clocks c ON c.merchant_id = k.merchant_id AND k.mode = 'test'
 	WHERE k.key_hash = $1`
 
@@ -178,6 +181,26 @@ type keyRow struct {
 	Hash       []byte      `db:"key_hash"`
 	Revoked    bool        `db:"revoked"`
 	AheadUS    int64       `db:"ahead_us"`
+	LastUsedAt *time.Time  `db:"last_used_at"`
+}
+
+// lastUsedStep is how stale a key's last_used_at may get before a request
+// refreshes it: the dashboard shows it to the minute, and a write per
+// request would cost every request a round trip.
+const lastUsedStep = time.Minute
+
+// stale reports whether a request at now should refresh the row's
+// last_used_at.
+func (r keyRow) stale(now time.Time) bool {
+	return !r.Revoked && (r.LastUsedAt == nil || now.Sub(*r.LastUsedAt) >= lastUsedStep)
+}
+
+// touchKeys records that the keys with ids were used now. Two requests
+// racing both write; the condition keeps it to one write a minute after.
+func touchKeys(ctx context.Context, q store.Querier, ids []string) error {
+	_, err := q.ExecContext(ctx, `UPDATE api_keys SET last_used_at = now()
+		WHERE id = ANY($1) AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')`, pq.StringArray(ids))
+	return store.Translate(err)
 }
 
 // Authenticate resolves an Authorization header to a Principal. Every failure
@@ -187,7 +210,15 @@ type keyRow struct {
 // unknown or ill-shaped) or "revoked API key". A database outage is
 // service_unavailable.
 func Authenticate(ctx context.Context, q store.Querier, header string) (Principal, error) {
-	return authenticate(header, func(hash []byte, row *keyRow) error { return q.GetContext(ctx, row, keyQuery, hash) })
+	return authenticate(header, func(hash []byte, row *keyRow) error {
+		if err := q.GetContext(ctx, row, keyQuery, hash); err != nil {
+			return err
+		}
+		if row.stale(time.Now()) {
+			_ = touchKeys(ctx, q, []string{row.ID}) // a use not recorded fails no request
+		}
+		return nil
+	})
 }
 
 func authenticate(header string, lookup func(hash []byte, row *keyRow) error) (Principal, error) {

@@ -151,3 +151,45 @@ func TestKeysRevocationTakesEffectUnderLoad(t *testing.T) {
 		t.Fatalf("%d requests accepted before and %d made after the revocation; want 200 of each", accepted.Load(), afterRevoke.Load())
 	}
 }
+
+// A key's use is recorded, at most once a minute, through either lookup.
+func TestKeyLastUsed(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db, m := openMerchant(t)
+	a, secretA := createKey(t, db, m.ID, tenant.Test)
+	b, secretB := createKey(t, db, m.ID, tenant.Live)
+	lastUsed := func(id string) *time.Time {
+		ks, err := auth.ListKeys(ctx, db, m.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range ks {
+			if k.ID == id {
+				return k.LastUsedAt
+			}
+		}
+		t.Fatalf("no key %s", id)
+		return nil
+	}
+	if lastUsed(a.ID) != nil {
+		t.Fatal("a new key was used")
+	}
+	if _, err := auth.NewKeys(db).Authenticate(ctx, "Bearer "+secretA); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := auth.Authenticate(ctx, db, "Bearer "+secretB); err != nil {
+		t.Fatal(err)
+	}
+	first := lastUsed(a.ID)
+	if first == nil || time.Since(*first) > time.Minute || lastUsed(b.ID) == nil {
+		t.Fatalf("not recorded: %v %v", first, lastUsed(b.ID))
+	}
+	// Within the minute, a use writes nothing.
+	if _, err := auth.NewKeys(db).Authenticate(ctx, "Bearer "+secretA); err != nil {
+		t.Fatal(err)
+	}
+	if again := lastUsed(a.ID); !again.Equal(*first) {
+		t.Fatalf("rewritten within the minute: %v then %v", first, again)
+	}
+}

@@ -39,7 +39,7 @@ type keyFound struct {
 const lookupTimeout = 10 * time.Second
 
 // keysQuery is keyQuery for several hashes.
-const keysQuery = `SELECT k.id, k.merchant_id, k.mode, k.key_hash, k.revoked_at IS NOT NULL AS revoked, coalesce(c.ahead_us, 0) AS ahead_us
+const keysQuery = `SELECT k.id, k.merchant_id, k.mode, k.key_hash, k.revoked_at IS NOT NULL AS revoked, coalesce(c.ahead_us, 0) AS ahead_us, k.last_used_at
 	FROM api_keys k LEFT JOIN test_clocks c ON c.merchant_id = k.merchant_id AND k.mode = 'test'
 	WHERE k.key_hash = ANY($1::bytea[])`
 
@@ -89,6 +89,20 @@ func lookupKeys(db *store.DB, calls []*batch.Call[keyLookup, keyFound]) {
 		err = db.SelectContext(ctx, &rows, keyQuery, hashes[0])
 	} else {
 		err = db.SelectContext(ctx, &rows, keysQuery, pq.ByteaArray(hashes))
+	}
+	if err == nil {
+		// Once a minute per key, the batch also records its use; a
+		// failure to record it fails no request.
+		var stale []string
+		now := time.Now()
+		for _, r := range rows {
+			if r.stale(now) {
+				stale = append(stale, r.ID)
+			}
+		}
+		if len(stale) > 0 {
+			_ = touchKeys(ctx, db, stale)
+		}
 	}
 	for _, c := range calls {
 		c.Out = keyFound{err: err}
