@@ -67,16 +67,7 @@ func audited[T any](ctx context.Context, d *database, change func(tx *store.Tx) 
 // auditedRow runs change to row rowID of table and writes its audit-log
 // entry (user admin, with the row's merchant and mode) in one transaction.
 func auditedRow(ctx context.Context, d *database, table, rowID, action string, change func(tx *store.Tx) error) error {
-	return d.DB.InTx(ctx, func(tx *store.Tx) error {
-		e, err := audit.OwnerEntry(ctx, tx, table, rowID, action)
-		if err != nil {
-			return err
-		}
-		if err := change(tx); err != nil {
-			return err
-		}
-		return audit.Record(ctx, tx, audit.AdminActor(), e)
-	})
+	return audit.ChangeRow(ctx, d.DB, audit.AdminActor(), nil, table, rowID, action, change)
 }
 
 // auditedAfter writes the entry of a change that ran its own transaction

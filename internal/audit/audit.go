@@ -168,3 +168,25 @@ func OwnerEntry(ctx context.Context, q store.Querier, table, rowID, action strin
 	}
 	return e, nil
 }
+
+// ChangeRow runs change to row rowID of table in a transaction that also
+// records it (action, with the row's merchant and mode) as made by a. With
+// a scope (the dashboard's session), a row of another merchant or mode, or
+// none, is resource_not_found and nothing runs: whatever id a request
+// names, it changes only its own merchant's rows. Without one (the admin
+// commands) any row may be changed.
+func ChangeRow(ctx context.Context, db *store.DB, a Actor, scope *tenant.Scope, table, rowID, action string, change func(tx *store.Tx) error) error {
+	return db.InTx(ctx, func(tx *store.Tx) error {
+		e, err := OwnerEntry(ctx, tx, table, rowID, action)
+		if err != nil {
+			return err
+		}
+		if scope != nil && (e.MerchantID != scope.MerchantID || e.Mode != scope.Mode || scope.MerchantID == "") {
+			return apperr.New(apperr.ResourceNotFound, "no such object: %s", rowID)
+		}
+		if err := change(tx); err != nil {
+			return err
+		}
+		return Record(ctx, tx, a, e)
+	})
+}
