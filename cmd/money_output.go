@@ -114,6 +114,7 @@ func subscriptionFields(x *client.Subscription) [][2]string {
 		{"Amount", amount},
 		{"Billed", every(deref(x.Interval), x.IntervalDays)},
 		{"Current period", period},
+		{"Pending change", pendingChange(x)},
 		{"Cancels at", when(x.CancelAt)},
 		{"Ended", when(x.EndedAt)},
 		{"Latest payment", deref(x.LatestPaymentID)},
@@ -154,4 +155,13 @@ func printLines(streams *IO, raw json.RawMessage) error {
 		t.row("    "+l.Kind, l.Description, deref(l.Quantity), tier, unit, usdc(l.Amount))
 	}
 	return t.print()
+}
+
+// pendingChange says which plan the next period starts on, and when; "" when
+// no change waits.
+func pendingChange(x *client.Subscription) string {
+	if x.PendingPlanID == nil {
+		return ""
+	}
+	return "to " + *x.PendingPlanID + " on " + when(x.PendingChangeAt)
 }

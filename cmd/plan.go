@@ -20,9 +20,9 @@ var (
 func newPlanCmd(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "plan",
-		Short: "Create subscription plans",
+		Short: "Create subscription plans and move their subscribers to another plan",
 	}
-	cmd.AddCommand(newPlanCreateCmd(f, nil))
+	cmd.AddCommand(newPlanCreateCmd(f, nil), newPlanMigrateCmd(f))
 	return cmd
 }
 

@@ -12,9 +12,10 @@ import (
 func newSubscriptionsCmd(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "subscriptions",
-		Short: "List, show and cancel subscriptions, and preview their next charge",
+		Short: "List, show, change and cancel subscriptions, and preview their next charge or a plan change",
 	}
-	cmd.AddCommand(newSubscriptionsListCmd(f), newSubscriptionsGetCmd(f), newSubscriptionsCancelCmd(f), newSubscriptionsUpcomingCmd(f))
+	cmd.AddCommand(newSubscriptionsListCmd(f), newSubscriptionsGetCmd(f), newSubscriptionsCancelCmd(f), newSubscriptionsUpcomingCmd(f),
+		newSubscriptionsChangeCmd(f), newSubscriptionsPreviewCmd(f))
 	return cmd
 }
 

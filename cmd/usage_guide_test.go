@@ -15,8 +15,14 @@ import (
 // usageGuideScript is the sh block of the usage guide's section on usage
 // summaries, alerts and corrections.
 func usageGuideScript(t *testing.T) string {
+	return guideScript(t, "usage.md", "## Seeing usage, alerts and corrections")
+}
+
+// guideScript is the first sh block under the heading (a line of its own)
+// of a guide.
+func guideScript(t *testing.T, guide, heading string) string {
 	t.Helper()
-	f, err := os.Open(filepath.Join("help", "usage.md"))
+	f, err := os.Open(filepath.Join("help", guide))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,8 +33,8 @@ func usageGuideScript(t *testing.T) string {
 	for sc.Scan() {
 		l := sc.Text()
 		switch {
-		case strings.HasPrefix(l, "## "):
-			section = l == "## Seeing usage, alerts and corrections"
+		case strings.HasPrefix(l, "#"):
+			section = l == heading
 		case section && strings.HasPrefix(l, "```sh"):
 			in = true
 		case in && strings.HasPrefix(l, "```"):
@@ -37,7 +43,7 @@ func usageGuideScript(t *testing.T) string {
 			b.WriteString(l + "\n")
 		}
 	}
-	t.Fatal("the usage guide has no sh block under Seeing usage, alerts and corrections")
+	t.Fatalf("%s has no sh block under %s", guide, heading)
 	return ""
 }
 

@@ -1,0 +1,46 @@
+package cmd
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// TestSubscriptionsGuideRunsAsWritten runs the plan-change walkthrough of
+// the subscriptions guide with sh, the built binary and jq against a daemon
+// in test mode: the downgrade is credited, the upgrade charged with a
+// proration line, and the pending downgrade taken by the renewal.
+func TestSubscriptionsGuideRunsAsWritten(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the tollgate binary")
+	}
+	if _, err := exec.LookPath("jq"); err != nil {
+		t.Skip("the guide uses jq")
+	}
+	t.Parallel()
+	api := startUsageAPI(t)
+	dir := t.TempDir()
+	if out, err := exec.Command("go", "build", "-o", filepath.Join(dir, "tollgate"), "github.com/tollgatehq/tollgate/cmd/tollgate").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	sh := exec.Command("sh", "-e", "-c", guideScript(t, "subscriptions.md", "### Worked example: upgrade now, downgrade at the period's end"))
+	home := t.TempDir()
+	sh.Env = append(os.Environ(), "PATH="+dir+":"+os.Getenv("PATH"), "HOME="+home, "XDG_CONFIG_HOME="+home,
+		"TOLLGATE_API_URL="+api.url, "TOLLGATE_API_KEY="+api.key, "NO_COLOR=1")
+	out, err := sh.CombinedOutput()
+	if err != nil {
+		t.Fatalf("the guide's example failed: %v\n%s", err, out)
+	}
+	text := string(out)
+	for _, want := range []string{"Credited now", "\nproration\n", "subscription.updated", "subscription.renewed"} {
+		if !strings.Contains(text, want) {
+			t.Fatalf("output lacks %q:\n%s", want, text)
+		}
+	}
+	if !regexp.MustCompile(`\nprice_\S+ 10000000\n`).MatchString(text) {
+		t.Fatalf("the renewal did not move to Basic:\n%s", text)
+	}
+}
