@@ -26,6 +26,7 @@ var triggerEvents = [][2]string{
 	{"subscription.dunning_exhausted", "the same, then the clock moved a day at a time until dunning runs out"},
 	{"subscription.revoked", "0x…0341 subscribes, and revokes before its first renewal"},
 	{"subscription.expired", "a subscription canceled now"},
+	{"subscription.updated", "a subscription moved to a smaller plan at its period's end"},
 	{"credit.granted", "5 USDC of credits granted"},
 	{"credit.debited", "credits granted, then 1 USDC debited"},
 	{"entitlement.granted", "the feature tollgate_trigger granted"},

@@ -34,6 +34,8 @@ func (t *trigger) scenario(ctx context.Context) error {
 		return t.exhaustDunning(ctx)
 	case "subscription.expired":
 		return t.cancelNow(ctx)
+	case "subscription.updated":
+		return t.changePlan(ctx)
 	case "credit.granted":
 		_, err := t.grantCredits(ctx)
 		return err

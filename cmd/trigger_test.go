@@ -29,6 +29,7 @@ var triggerOutcome = map[string]struct {
 	"subscription.dunning_exhausted": {[]string{"plan", "subscription", "test_clock"}, "canceled"},
 	"subscription.revoked":           {[]string{"plan", "subscription", "test_clock"}, "revoked"},
 	"subscription.expired":           {[]string{"plan", "subscription"}, "expired"},
+	"subscription.updated":           {[]string{"plan", "subscription", "plan"}, "active"},
 	"credit.granted":                 {[]string{"credit_grant"}, ""},
 	"credit.debited":                 {[]string{"credit_grant", "credit_debit"}, ""},
 	"entitlement.granted":            {[]string{"feature", "entitlement_grant"}, ""},
