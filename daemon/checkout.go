@@ -88,7 +88,13 @@ func firstRunes(s string, n int) string {
 // payment returns to, in the status that error calls for. ext is the
 // merchant's customer id carried into the forms.
 func (s *Server) renderCheckout(w http.ResponseWriter, r *http.Request, id, ext string, payErr error) {
-	v, err := s.checkoutView(r.Context(), id, r.URL.Query().Get("subscription"), ext)
+	var v checkoutView
+	var err error
+	if reauthorizing(id, r.URL.Query()) {
+		v, err = s.reauthorizationView(r.Context(), id, r.URL.Query())
+	} else {
+		v, err = s.checkoutView(r.Context(), id, r.URL.Query().Get("subscription"), ext)
+	}
 	if err == nil && v.Kind != "" {
 		err = s.liveSection(r, id, &v)
 	}

@@ -44,6 +44,12 @@ func (s *Server) checkoutPay(w http.ResponseWriter, r *http.Request) {
 				}
 				return
 			}
+		case reauthorizing(id, r.URL.Query()):
+			x, cerr := s.confirmChange(r.Context(), id, r.URL.Query(), in)
+			if err = cerr; err == nil {
+				s.confirmChangeAnswer(w, r, x, wantsJSON)
+				return
+			}
 		default:
 			err = apperr.New(apperr.ResourceNotFound, "no invoice or plan %q", truncate(id, 80))
 		}
