@@ -73,7 +73,7 @@ func subscriptionColumns(c *common.Common) []Column[client.Subscription] {
 		{Title: "ID", Width: 28, Cell: func(v client.Subscription) string { return v.ID }},
 		{Title: "STATUS", Width: 8, Status: true, Cell: func(v client.Subscription) string { return v.Status }},
 		{Title: "AMOUNT", Width: 13, Right: true, Cell: func(v client.Subscription) string { return common.USDC(common.Deref(v.Amount)) }},
-		{Title: "PLAN", Cell: func(v client.Subscription) string { return v.PlanID }},
+		{Title: "PLAN", Cell: planCell},
 		{Title: "PERIOD END", Width: 11, Cell: func(v client.Subscription) string { return when(c, v.CurrentPeriodEnd) }},
 	}
 }
@@ -94,4 +94,13 @@ func NewMeters(c *common.Common) *List[client.Meter] {
 			{Title: "CREATED", Width: 11, Cell: func(v client.Meter) string { return when(c, &v.CreatedAt) }},
 		},
 	})
+}
+
+// planCell is a subscription's plan; a change waiting for the period's end
+// leads with the plan it moves to, so a narrow column still shows it.
+func planCell(v client.Subscription) string {
+	if v.PendingPlanID != nil {
+		return "→ " + *v.PendingPlanID + " from " + v.PlanID
+	}
+	return v.PlanID
 }
