@@ -19,6 +19,7 @@ type Plan struct {
 	Meter        *string         `json:"meter"`
 	PricingModel json.RawMessage `json:"pricing_model"`
 	Features     []PlanFeature   `json:"features"`
+	TrialDays    *int            `json:"trial_days"` // free days a subscription starts with, or nil
 	Product      Product         `json:"product"`
 	CheckoutURL  string          `json:"checkout_url"`
 	CreatedAt    time.Time       `json:"created_at"`
@@ -54,6 +55,9 @@ type PlanParams struct {
 	Meter        string          `json:"meter,omitempty"`
 	PricingModel json.RawMessage `json:"pricing_model,omitempty"`
 	Features     []PlanFeature   `json:"features,omitempty"`
+	// TrialDays (1 to 730) starts each subscription with a free trial:
+	// checkout charges nothing, the first period starts at its end.
+	TrialDays *int `json:"trial_days,omitempty"`
 }
 
 // CreatePlan creates a plan (POST /v1/plans). It fails with an *Error of

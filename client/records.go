@@ -46,7 +46,7 @@ func (c *Client) ListPayments(ctx context.Context, p ListParams, opts ...CallOpt
 type Subscription struct {
 	Object             string     `json:"object"` // "subscription"
 	ID                 string     `json:"id"`     // sub_…
-	Status             string     `json:"status"` // active, past_due, canceled, revoked, expired
+	Status             string     `json:"status"` // trialing, active, past_due, canceled, revoked, expired
 	PlanID             string     `json:"plan_id"`
 	ProductID          *string    `json:"product_id,omitempty"`
 	CustomerID         *string    `json:"customer_id"`
@@ -64,6 +64,7 @@ type Subscription struct {
 	// PendingChangeAt (a change at the period's end); nil when none.
 	PendingPlanID   *string    `json:"pending_plan_id,omitempty"`
 	PendingChangeAt *time.Time `json:"pending_change_at,omitempty"`
+	TrialEnd        *time.Time `json:"trial_end"` // when a trial ends and the first period starts, or nil
 	CreatedAt       time.Time  `json:"created_at"`
 	Livemode        bool       `json:"livemode"`
 	// Raw is the object exactly as the API sent it.

@@ -184,28 +184,36 @@ func (e Env) subscribeRemote(ctx context.Context, a activation, in Input) (rail.
 // activation recorded twice returns the first subscription. It fails with
 // already_subscribed when the customer has another live subscription to p.
 func (e Env) RecordActivation(ctx context.Context, tx *store.Tx, p plans.Plan, customerID string, st rail.Settlement) (subscriptions.Subscription, error) {
+	trial, err := subscriptions.TrialActivation(ctx, tx, p, customerID, st.Amount)
+	if err != nil {
+		return subscriptions.Subscription{}, err
+	}
 	x, _, err := subscriptions.ActivateTx(ctx, tx, subscriptions.ActivateInput{Plan: p, CustomerID: customerID, Payer: st.Payer,
-		Activation: st, UsageGrace: e.UsageGrace, Now: st.At})
+		Activation: st, UsageGrace: e.UsageGrace, Now: st.At, Trial: trial})
 	return x, err
 }
 
 // activationRequest is the rail request activating customerID's
 // subscription to p: with the first period's charge for a licensed plan,
-// none for a metered one (it only authorizes at checkout), paying payee at
-// now (the terms).
+// none for a metered one or a trial (they only authorize at checkout),
+// paying payee at now (the terms).
 func (e Env) activationRequest(ctx context.Context, q store.Querier, s tenant.Scope, p plans.Plan, customerID, who, payee string, now time.Time) (rail.Request, error) {
 	n, err := subscriptions.ActivationIndex(ctx, q, p, customerID)
 	if err != nil {
 		return rail.Request{}, err
 	}
-	return activationOf(s, p, customerID, who, n, payee, now), nil
+	trial, err := subscriptions.TrialFor(ctx, q, p, customerID)
+	if err != nil {
+		return rail.Request{}, err
+	}
+	return activationOf(s, p, customerID, who, n, trial, payee, now), nil
 }
 
 // activationOf is the activation request of the customer's n+1th
-// subscription to p (n counts the earlier ones).
-func activationOf(s tenant.Scope, p plans.Plan, customerID, who string, n int, payee string, now time.Time) rail.Request {
+// subscription to p (n counts the earlier ones), a trial or not.
+func activationOf(s tenant.Scope, p plans.Plan, customerID, who string, n int, trial bool, payee string, now time.Time) rail.Request {
 	first := p.Amount
-	if p.UsageType == plans.Metered {
+	if p.UsageType == plans.Metered || trial {
 		first = 0
 	}
 	key := fmt.Sprintf("act:%s:%s:%s:%d", p.ID, customerID, who, n)

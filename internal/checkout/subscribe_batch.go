@@ -90,7 +90,7 @@ const subscribeBatchSQL = `WITH v AS (
 		SELECT merchant_id, mode, id, plan_id, product_id, customer_id, payer, 'active', usage_type, amount, interval, interval_days,
 			meter_id, pricing_model, at, 0, cps, cpe, next_action_at, key, at, payment_id
 		FROM v WHERE NOT is_new OR EXISTS (SELECT 1 FROM cus WHERE cus.merchant_id = v.merchant_id AND cus.id = v.customer_id)
-		ON CONFLICT (merchant_id, mode, plan_id, customer_id) WHERE status IN ('active', 'past_due') DO NOTHING
+		ON CONFLICT (merchant_id, mode, plan_id, customer_id) WHERE status IN ('trialing', 'active', 'past_due') DO NOTHING
 		RETURNING ` + subscriptions.Columns + `
 	), st AS (
 		INSERT INTO rail_settlements (merchant_id, mode, key, kind, nonce, payer, payee, amount, status, tx_hash, settled_at)

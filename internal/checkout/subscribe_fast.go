@@ -109,7 +109,9 @@ func (e Env) prepareActivation(ctx context.Context, planID string, in Input, cac
 	s := p.Scope()
 	rl, _ := e.Rail(s.Mode)
 	decider, ok := rl.(rail.Deciding)
-	if !ok || len(p.Features()) > 0 {
+	if !ok || len(p.Features()) > 0 || p.TrialDays != nil {
+		// Features and trials (which look up the customer's history) are
+		// the general path's.
 		return w, false, nil
 	}
 	who, err := payer(s, in.Payer)
@@ -124,7 +126,7 @@ func (e Env) prepareActivation(ctx context.Context, planID string, in Input, cac
 	if !isNew {
 		custID = *rows[0].CustomerID
 	}
-	st, ok := decider.Decide(activationOf(s, p, custID, who, rows[0].ActivationIndex, payee, now))
+	st, ok := decider.Decide(activationOf(s, p, custID, who, rows[0].ActivationIndex, false, payee, now))
 	if !ok || st.Status != rail.Succeeded {
 		return w, false, nil
 	}

@@ -12,6 +12,7 @@ const (
 	SubscriptionRevoked          = "subscription.revoked"
 	SubscriptionExpired          = "subscription.expired"
 	SubscriptionUpdated          = "subscription.updated"
+	SubscriptionTrialWillEnd     = "subscription.trial_will_end"
 	CreditGranted                = "credit.granted"
 	CreditDebited                = "credit.debited"
 	EntitlementGranted           = "entitlement.granted"
@@ -23,7 +24,7 @@ const (
 func Types() []string {
 	return []string{
 		InvoicePaid, RefundSucceeded, SubscriptionActive, SubscriptionRenewed, SubscriptionPaymentFailed,
-		SubscriptionDunningExhausted, SubscriptionRevoked, SubscriptionExpired, SubscriptionUpdated, CreditGranted, CreditDebited,
+		SubscriptionDunningExhausted, SubscriptionRevoked, SubscriptionExpired, SubscriptionUpdated, SubscriptionTrialWillEnd, CreditGranted, CreditDebited,
 		EntitlementGranted, MeterEventCancelled, AlertTriggered,
 	}
 }

@@ -147,7 +147,7 @@ func CurrentPeriod(ctx context.Context, q store.Querier, s tenant.Scope, custome
 		End   time.Time `db:"current_period_end"`
 	}
 	err = q.SelectContext(ctx, &rows, `SELECT current_period_start, current_period_end FROM subscriptions
-		WHERE merchant_id = $1 AND mode = $2 AND customer_id = $3 AND meter_id = $4 AND status IN ('active', 'past_due')
+		WHERE merchant_id = $1 AND mode = $2 AND customer_id = $3 AND meter_id = $4 AND status IN ('trialing', 'active', 'past_due')
 			AND current_period_start IS NOT NULL AND current_period_end IS NOT NULL
 		ORDER BY current_period_start DESC LIMIT 1`, s.MerchantID, s.Mode, customerID, meterID)
 	if err != nil || len(rows) == 0 {

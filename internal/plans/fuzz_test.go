@@ -18,6 +18,9 @@ func FuzzDecode(f *testing.F) {
 		`{"name":"Usage","amount":5000000,"interval":"week","usage_type":"metered","meter":"meter_1","pricing_model":{"kind":"tiered","mode":"volume","tiers":[{"upTo":10,"unitAmount":5},{"upTo":null,"unitAmount":1}]}}`,
 		`{"name":"x","amount":999999,"interval":"year"}`, `{"name":"Pro","amount":1000000,"interval":"week","interval_days":7}`,
 		`{"name":"Pro","amount":1000000,"interval":"custom","interval_days":366}`, `{"features":[{}]}`, `[]`, `{`,
+		`{"name":"Pro","amount":9000000,"interval":"month","trial_days":14}`, `{"name":"Pro","amount":9000000,"interval":"month","trial_days":731}`,
+		`{"name":"Pro","amount":9000000,"interval":"month","trial_days":0}`, `{"name":"Pro","amount":9000000,"interval":"month","trial_days":1.5}`,
+		`{"name":"Pro","amount":9000000,"interval":"month","trial_days":"7"}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -38,7 +41,8 @@ func FuzzDecode(f *testing.F) {
 			}
 			return
 		}
-		if in.Amount < plans.MinAmount || (in.UsageType == plans.Metered) != (in.Meter != nil && in.PricingModel != nil) {
+		if in.Amount < plans.MinAmount || (in.UsageType == plans.Metered) != (in.Meter != nil && in.PricingModel != nil) ||
+			(in.TrialDays != nil && (*in.TrialDays < 1 || *in.TrialDays > 730)) {
 			t.Fatalf("accepted %+v", in)
 		}
 	})

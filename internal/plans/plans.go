@@ -42,6 +42,9 @@ const (
 	MinNameLen     = 2
 	MaxDescription = 300
 	MaxFeatures    = 50
+	// Trial days a plan may give (trial_days).
+	MinTrialDays = 1
+	MaxTrialDays = 730
 )
 
 // Feature is a feature a plan grants; Limit is for metered features.
@@ -61,6 +64,9 @@ type Input struct {
 	Meter        *string
 	PricingModel *pricing.Model
 	Features     []Feature
+	// TrialDays is how many free days a subscription starts with (nil:
+	// none).
+	TrialDays *int
 }
 
 // Plan is a stored plan with its product.
@@ -79,6 +85,7 @@ type Plan struct {
 	MeterID      *string      `db:"meter_id"`
 	PricingJSON  []byte       `db:"pricing_model"`
 	FeaturesJSON []byte       `db:"features"`
+	TrialDays    *int         `db:"trial_days"`
 	CreatedAt    time.Time    `db:"created_at"`
 }
 
@@ -95,6 +102,10 @@ func Decode(o *fields.Object) (Input, error) {
 	if n := o.Int("interval_days", -1<<31, 1<<31-1); n != nil {
 		d := int(*n)
 		in.IntervalDays = &d
+	}
+	if n := o.Int("trial_days", -1<<31, 1<<31-1); n != nil {
+		d := int(*n)
+		in.TrialDays = &d
 	}
 	if u := o.String("usage_type", 0, 0); u != nil {
 		in.UsageType = *u
@@ -167,6 +178,9 @@ func (in *Input) Validate() error {
 	if err := periods.Validate(in.Interval, in.IntervalDays); err != nil {
 		return err
 	}
+	if in.TrialDays != nil && (*in.TrialDays < MinTrialDays || *in.TrialDays > MaxTrialDays) {
+		return apperr.Field("trial_days", "must be %d to %d days", MinTrialDays, MaxTrialDays)
+	}
 	switch in.UsageType {
 	case "":
 		in.UsageType = Licensed
@@ -204,7 +218,7 @@ func (in *Input) Validate() error {
 }
 
 const columns = `p.merchant_id, p.mode, p.id, p.seq, p.product_id, pr.name AS product_name, pr.description AS product_description,
-	p.amount, p.interval, p.interval_days, p.usage_type, p.meter_id, p.pricing_model, p.features, p.created_at`
+	p.amount, p.interval, p.interval_days, p.usage_type, p.meter_id, p.pricing_model, p.features, p.trial_days, p.created_at`
 
 // Columns is the select list of a Plan over plans p JOIN products pr, for a
 // statement of another package that reads a plan with more in one round
@@ -257,13 +271,14 @@ func CreateTx(ctx context.Context, tx *store.Tx, s tenant.Scope, in Input, now t
 			INSERT INTO products (merchant_id, mode, id, name, description, created_at) VALUES ($1, $2, $3, $4, $5, $12)
 			RETURNING id, name, description
 		), p AS (
-			INSERT INTO plans (merchant_id, mode, id, product_id, amount, interval, interval_days, usage_type, meter_id, pricing_model, features, created_at)
-			SELECT $1, $2, $6, pr.id, $7, $8, $9, $10, $11, $13, $14, $12 FROM pr
+			INSERT INTO plans (merchant_id, mode, id, product_id, amount, interval, interval_days, usage_type, meter_id, pricing_model, features,
+				trial_days, created_at)
+			SELECT $1, $2, $6, pr.id, $7, $8, $9, $10, $11, $13, $14, $15, $12 FROM pr
 			RETURNING *
 		)
 		SELECT `+columns+` FROM p, pr`,
 		s.MerchantID, s.Mode, id.New("prod"), strings.TrimSpace(in.Name), in.Description, id.New("price"), in.Amount, in.Interval,
-		in.IntervalDays, in.UsageType, in.Meter, now, nullJSON(pm), featJSON)
+		in.IntervalDays, in.UsageType, in.Meter, now, nullJSON(pm), featJSON, in.TrialDays)
 	return p, store.Translate(err)
 }
 
@@ -313,7 +328,7 @@ func (p Plan) Wire(baseURL string) wire.Plan {
 	}
 	return wire.Plan{
 		Object: "plan", ID: p.ID, Amount: p.Amount.String(), Interval: p.Interval, IntervalDays: p.IntervalDays,
-		UsageType: p.UsageType, Meter: p.MeterID, PricingModel: wire.StoredPricing(p.PricingJSON), Features: fs,
+		UsageType: p.UsageType, Meter: p.MeterID, PricingModel: wire.StoredPricing(p.PricingJSON), Features: fs, TrialDays: p.TrialDays,
 		Product:     wire.Product{ID: p.ProductID, Name: p.ProductName, Description: p.ProductDesc},
 		CheckoutURL: baseURL + "/checkout/" + p.ID, CreatedAt: wire.Timestamp(p.CreatedAt), Livemode: p.Mode == tenant.Live,
 	}

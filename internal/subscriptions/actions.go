@@ -91,6 +91,8 @@ func (b *Biller) decide(x Subscription, q *big.Int, next *plans.Plan) (*action, 
 		}
 	case cancelled:
 		a.expire(*x.CancelAt)
+	case x.Status == Trialing:
+		b.decideTrial(a)
 	case x.Status == Active:
 		a.adopt(next)
 		a.roll()
@@ -162,7 +164,7 @@ func (b *Biller) nextDue(a *action) time.Time {
 	}
 	switch {
 	case a.final:
-	case a.x.Status == Active:
+	case a.x.Status == Active || a.x.Status == Trialing:
 		earlier(a.at.Add(b.Policy.Dunning[0]))
 	case a.x.FailedAt != nil && a.x.Retries+1 < len(b.Policy.Dunning):
 		earlier(a.x.FailedAt.Add(b.Policy.Dunning[a.x.Retries+1]))
@@ -276,9 +278,9 @@ func (b *Biller) outcome(a *action) {
 		a.events, a.follow = []string{events.SubscriptionRevoked}, entitlements.FollowRevoked
 	case a.final:
 		a.events = []string{events.SubscriptionPaymentFailed, events.SubscriptionExpired}
-	case a.x.Status == Active:
-		// The renewal failed: dunning begins. A licensed period stays
-		// rolled (it is the one being collected).
+	case a.x.Status == Active || a.x.Status == Trialing:
+		// The renewal (or a trial's first charge) failed: dunning begins.
+		// A licensed period stays rolled (it is the one being collected).
 		at := a.at
 		amount := a.charge.amount
 		start, end := a.charge.start, a.charge.end

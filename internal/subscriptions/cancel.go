@@ -93,6 +93,16 @@ func Upcoming(ctx context.Context, q store.Querier, s tenant.Scope, subscription
 	var lines []byte
 	var start, end time.Time
 	switch {
+	case x.Status == Trialing:
+		if x.CancelAt != nil && !x.CancelAt.After(*x.TrialEnd) {
+			return wire.Payment{}, apperr.Field("subscription", "%s ends with its trial: no charge is coming", x.ID)
+		}
+		// The first period, charged when the trial ends (a metered one
+		// rates its usage at its end: none yet).
+		start, end = x.period(0)
+		if !x.Metered() {
+			amount = *x.Amount
+		}
 	case x.Status == PastDue:
 		amount, lines, start, end = *x.OutstandingAmount, x.OutstandingLines, *x.OutstandingStart, *x.OutstandingEnd
 	case x.Metered():

@@ -27,6 +27,9 @@ type ActivateInput struct {
 	// UsageGrace delays a metered period's rating past its end.
 	UsageGrace time.Duration
 	Now        time.Time
+	// Trial starts the subscription trialing for the plan's trial_days
+	// (the activation charged nothing; see TrialFor).
+	Trial bool
 }
 
 // NewActivation is the subscription a checkout creates, as it is stored
@@ -47,6 +50,10 @@ func NewActivation(in ActivateInput) (x Subscription, first *payments.Payment) {
 		next = end.Add(in.UsageGrace)
 	}
 	x.CurrentPeriodStart, x.CurrentPeriodEnd, x.NextActionAt = &start, &end, &next
+	if in.Trial && p.TrialDays != nil {
+		startTrial(&x, *p.TrialDays)
+		return x, nil
+	}
 	// The first charge's payment is made up front, so the subscription is
 	// stored pointing at it: one statement fewer than an update after.
 	if in.Activation.Amount > 0 {
@@ -60,6 +67,8 @@ func NewActivation(in ActivateInput) (x Subscription, first *payments.Payment) {
 // ActivateTx creates the active subscription of a checkout in tx: its first
 // period starts now; a licensed plan's first charge is recorded as its
 // payment; the plan's features are granted; subscription.active is emitted.
+// A trial (in.Trial) starts trialing instead, with no payment (see
+// startTrial).
 // The same activation recorded twice returns the first subscription
 // (replayed=true). Fails with already_subscribed when the customer has
 // another live subscription to the plan.
@@ -71,20 +80,20 @@ func ActivateTx(ctx context.Context, tx *store.Tx, in ActivateInput) (x Subscrip
 	var rows []Subscription
 	err = tx.SelectContext(ctx, &rows, `INSERT INTO subscriptions (merchant_id, mode, id, plan_id, product_id, customer_id, payer, status,
 			usage_type, amount, interval, interval_days, meter_id, pricing_model, anchor, period_index, current_period_start,
-			current_period_end, next_action_at, authorization_key, created_at, latest_payment_id)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, 0, $16, $17, $18, $19, $20, $21)
-		ON CONFLICT (merchant_id, mode, plan_id, customer_id) WHERE status IN ('active', 'past_due') DO NOTHING
+			current_period_end, next_action_at, authorization_key, created_at, latest_payment_id, trial_end)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, 0, $16, $17, $18, $19, $20, $21, $22)
+		ON CONFLICT (merchant_id, mode, plan_id, customer_id) WHERE status IN ('trialing', 'active', 'past_due') DO NOTHING
 		RETURNING `+columns,
 		x.MerchantID, x.Mode, x.ID, x.PlanID, x.ProductID, x.CustomerID, x.Payer, x.Status, x.UsageType, x.Amount, x.Interval,
 		x.IntervalDays, x.MeterID, nullJSON(x.PricingModel), x.Anchor, x.CurrentPeriodStart, x.CurrentPeriodEnd, x.NextActionAt,
-		x.AuthorizationKey, x.CreatedAt, x.LatestPaymentID)
+		x.AuthorizationKey, x.CreatedAt, x.LatestPaymentID, x.TrialEnd)
 	if err != nil {
 		return Subscription{}, false, store.Translate(err)
 	}
 	if len(rows) == 0 {
 		var live []Subscription
 		err := tx.SelectContext(ctx, &live, `SELECT `+columns+` FROM subscriptions WHERE merchant_id = $1 AND mode = $2 AND plan_id = $3
-			AND customer_id = $4 AND status IN ('active', 'past_due')`, s.MerchantID, s.Mode, p.ID, in.CustomerID)
+			AND customer_id = $4 AND status IN ('trialing', 'active', 'past_due')`, s.MerchantID, s.Mode, p.ID, in.CustomerID)
 		if err != nil {
 			return Subscription{}, false, store.Translate(err)
 		}
@@ -108,6 +117,9 @@ func ActivateTx(ctx context.Context, tx *store.Tx, in ActivateInput) (x Subscrip
 		}
 	}
 	if _, err := events.Emit(ctx, tx, s, events.SubscriptionActive, now, x.Wire()); err != nil {
+		return Subscription{}, false, err
+	}
+	if err := noticeAtStart(ctx, tx, x, now); err != nil {
 		return Subscription{}, false, err
 	}
 	for _, f := range p.Features() {
@@ -143,7 +155,7 @@ func ActivationIndex(ctx context.Context, q store.Querier, p plans.Plan, custome
 func LiveFor(ctx context.Context, q store.Querier, p plans.Plan, customerID string) (Subscription, bool, error) {
 	var xs []Subscription
 	err := q.SelectContext(ctx, &xs, `SELECT `+columns+` FROM subscriptions WHERE merchant_id = $1 AND mode = $2 AND plan_id = $3
-		AND customer_id = $4 AND status IN ('active', 'past_due')`, p.MerchantID, p.Mode, p.ID, customerID)
+		AND customer_id = $4 AND status IN ('trialing', 'active', 'past_due')`, p.MerchantID, p.Mode, p.ID, customerID)
 	if err != nil || len(xs) == 0 {
 		return Subscription{}, false, store.Translate(err)
 	}

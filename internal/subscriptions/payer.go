@@ -15,7 +15,7 @@ import (
 func LiveOfPayer(ctx context.Context, q store.Querier, s tenant.Scope, planID, payer string) (Subscription, bool, error) {
 	var xs []Subscription
 	err := q.SelectContext(ctx, &xs, `SELECT `+columns+` FROM subscriptions WHERE merchant_id = $1 AND mode = $2 AND plan_id = $3
-		AND lower(payer) = $4 AND status IN ('active', 'past_due') ORDER BY created_at DESC LIMIT 1`,
+		AND lower(payer) = $4 AND status IN ('trialing', 'active', 'past_due') ORDER BY created_at DESC LIMIT 1`,
 		s.MerchantID, s.Mode, planID, strings.ToLower(payer))
 	if err != nil || len(xs) == 0 {
 		return Subscription{}, false, store.Translate(err)

@@ -20,7 +20,7 @@ import (
 func RevokeByAuthorizationTx(ctx context.Context, tx *store.Tx, s tenant.Scope, authorizationKey string, at time.Time) ([]Subscription, error) {
 	var xs []Subscription
 	if err := tx.SelectContext(ctx, &xs, `SELECT `+columns+` FROM subscriptions WHERE merchant_id = $1 AND mode = $2
-		AND authorization_key = $3 AND status IN ('active', 'past_due') FOR UPDATE`, s.MerchantID, s.Mode, authorizationKey); err != nil {
+		AND authorization_key = $3 AND status IN ('trialing', 'active', 'past_due') FOR UPDATE`, s.MerchantID, s.Mode, authorizationKey); err != nil {
 		return nil, store.Translate(err)
 	}
 	if len(xs) == 0 {

@@ -27,6 +27,7 @@ import (
 
 // Statuses of a subscription.
 const (
+	Trialing = "trialing"
 	Active   = "active"
 	PastDue  = "past_due"
 	Canceled = "canceled"
@@ -67,6 +68,9 @@ type Subscription struct {
 	OutstandingEnd     *time.Time    `db:"outstanding_end"`
 	AuthorizationKey   *string       `db:"authorization_key"`
 	CreatedAt          time.Time     `db:"created_at"`
+	// TrialEnd is when a trial ends and the first period starts (nil: no
+	// trial).
+	TrialEnd *time.Time `db:"trial_end"`
 	// A plan change waiting for the period's end (change.go).
 	PendingPlanID   *string    `db:"pending_plan_id"`
 	PendingChangeAt *time.Time `db:"pending_change_at"`
@@ -81,17 +85,20 @@ type Subscription struct {
 const columns = `merchant_id, mode, id, seq, plan_id, product_id, customer_id, payer, status, usage_type, amount, interval, interval_days,
 	meter_id, pricing_model, anchor, period_index, current_period_start, current_period_end, cancel_at, ended_at, latest_payment_id,
 	next_action_at, failed_at, retries, outstanding_amount, outstanding_lines, outstanding_start, outstanding_end, authorization_key, created_at,
-	pending_plan_id, pending_change_at, authorized_amount, changes`
+	pending_plan_id, pending_change_at, authorized_amount, changes, trial_end`
 
 // Columns is the select list of a Subscription, for a statement of another
 // package that records one with more in one round trip (checkout).
 const Columns = columns
 
 // qualifiedColumns is columns on the alias s.
-const qualifiedColumns = `s.merchant_id, s.mode, s.id, s.seq, s.plan_id, s.product_id, s.customer_id, s.payer, s.status, s.usage_type, s.amount, s.interval, s.interval_days, s.meter_id, s.pricing_model, s.anchor, s.period_index, s.current_period_start, s.current_period_end, s.cancel_at, s.ended_at, s.latest_payment_id, s.next_action_at, s.failed_at, s.retries, s.outstanding_amount, s.outstanding_lines, s.outstanding_start, s.outstanding_end, s.authorization_key, s.created_at, s.pending_plan_id, s.pending_change_at, s.authorized_amount, s.changes`
+const qualifiedColumns = `s.merchant_id, s.mode, s.id, s.seq, s.plan_id, s.product_id, s.customer_id, s.payer, s.status, s.usage_type, s.amount, s.interval, s.interval_days, s.meter_id, s.pricing_model, s.anchor, s.period_index, s.current_period_start, s.current_period_end, s.cancel_at, s.ended_at, s.latest_payment_id, s.next_action_at, s.failed_at, s.retries, s.outstanding_amount, s.outstanding_lines, s.outstanding_start, s.outstanding_end, s.authorization_key, s.created_at, s.pending_plan_id, s.pending_change_at, s.authorized_amount, s.changes, s.trial_end`
 
-// Live reports whether the subscription can still be charged.
-func (x Subscription) Live() bool { return x.Status == Active || x.Status == PastDue }
+// Live reports whether the subscription can still be charged (a trialing
+// one is, at its trial's end).
+func (x Subscription) Live() bool {
+	return x.Status == Trialing || x.Status == Active || x.Status == PastDue
+}
 
 // Metered reports whether it bills usage.
 func (x Subscription) Metered() bool { return x.UsageType != nil && *x.UsageType == "metered" }
@@ -121,7 +128,7 @@ func (x Subscription) Wire() wire.Subscription {
 		PricingModel: wire.StoredPricing(x.PricingModel), CurrentPeriodStart: wire.OptTimestamp(x.CurrentPeriodStart),
 		CurrentPeriodEnd: wire.OptTimestamp(x.CurrentPeriodEnd), CancelAt: wire.OptTimestamp(x.CancelAt), EndedAt: wire.OptTimestamp(x.EndedAt),
 		LatestPaymentID: x.LatestPaymentID, CreatedAt: wire.Timestamp(x.CreatedAt), Livemode: x.Mode == tenant.Live,
-		PendingPlanID: x.PendingPlanID, PendingChangeAt: wire.OptTimestamp(x.PendingChangeAt),
+		PendingPlanID: x.PendingPlanID, PendingChangeAt: wire.OptTimestamp(x.PendingChangeAt), TrialEnd: wire.OptTimestamp(x.TrialEnd),
 	}
 	if x.Amount != nil {
 		a := x.Amount.String()

@@ -234,8 +234,11 @@ type Subscription struct {
 	// waits for the period's end (from PendingChangeAt); null when none.
 	PendingPlanID   *string `json:"pending_plan_id"`
 	PendingChangeAt *string `json:"pending_change_at"`
-	CreatedAt       string  `json:"created_at"`
-	Livemode        bool    `json:"livemode"`
+	// TrialEnd is when a trial ends and its first period starts; null
+	// when none.
+	TrialEnd  *string `json:"trial_end"`
+	CreatedAt string  `json:"created_at"`
+	Livemode  bool    `json:"livemode"`
 }
 
 // Customer is a merchant's customer.
@@ -271,6 +274,7 @@ type Plan struct {
 	Meter        *string       `json:"meter"`
 	PricingModel *PricingModel `json:"pricing_model"`
 	Features     []PlanFeature `json:"features"`
+	TrialDays    *int          `json:"trial_days"`
 	Product      Product       `json:"product"`
 	CheckoutURL  string        `json:"checkout_url"`
 	CreatedAt    string        `json:"created_at"`

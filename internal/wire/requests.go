@@ -137,6 +137,7 @@ type PlanRequest struct {
 	Meter        *string            `json:"meter,omitempty" doc:"Required for metered: the id (meter_…) of the meter whose usage is billed."`
 	PricingModel map[string]any     `json:"pricing_model,omitempty" doc:"Required for metered: {kind: per_unit, unitAmount, includedUnits} | {kind: package, unitAmount, packageSize} | {kind: tiered, mode: graduated|volume, tiers: [{upTo, unitAmount}], last upTo null} | {kind: flat, amount}; amounts in base units."`
 	Features     []PlanFeatureEntry `json:"features,omitempty" doc:"Features subscribers are entitled to while the subscription is live: feature keys, or objects with a limit." schema:"maxItems=50"`
+	TrialDays    *int               `json:"trial_days,omitempty" doc:"Free days a subscription starts with: checkout authorizes the payer without charging, the subscription is trialing with the plan's features, and the first period starts (and is charged) at trial_end. One trial per customer and product." schema:"minimum=1,maximum=730"`
 }
 
 // CancelRequest is POST /v1/subscriptions/{id}/cancel.
