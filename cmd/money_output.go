@@ -115,6 +115,7 @@ func subscriptionFields(x *client.Subscription) [][2]string {
 		{"Billed", every(deref(x.Interval), x.IntervalDays)},
 		{"Current period", period},
 		{"Pending change", pendingChange(x)},
+		{"Trial ends", when(x.TrialEnd)},
 		{"Cancels at", when(x.CancelAt)},
 		{"Ended", when(x.EndedAt)},
 		{"Latest payment", deref(x.LatestPaymentID)},

@@ -32,6 +32,7 @@ type planCreateOptions struct {
 	Amount       string
 	Interval     string
 	IntervalDays string
+	TrialDays    string
 	Description  string
 	UsageType    string
 	Meter        string
@@ -61,6 +62,13 @@ func (o *planCreateOptions) params() (client.PlanParams, error) {
 			return client.PlanParams{}, usageError("--interval-days %q: want a whole number of days", o.IntervalDays)
 		}
 		p.IntervalDays = &n
+	}
+	if o.TrialDays != "" {
+		n, err := strconv.Atoi(strings.TrimSpace(o.TrialDays))
+		if err != nil {
+			return client.PlanParams{}, usageError("--trial-days %q: want a whole number of days", o.TrialDays)
+		}
+		p.TrialDays = &n
 	}
 	if p.PricingModel, err = o.Pricing.model(); err != nil {
 		return client.PlanParams{}, err
@@ -97,11 +105,17 @@ model and capped at --amount. Build the model from flags:
   --pricing flat      --flat-amount A
 or give it whole as JSON with --pricing-model. --meter or any pricing flag
 makes the plan metered unless --usage-type says otherwise. Amounts are base
-units (1500) or USDC with a suffix (0.0015usdc).`,
+units (1500) or USDC with a suffix (0.0015usdc).
+
+--trial-days N (1 to 730) starts each subscription with an N-day free
+trial: checkout authorizes the payer without charging, and the first
+period is charged when the trial ends. A customer gets one trial per
+product.`,
 		Example: `  tollgate plan create --name Pro --amount 9usdc --interval month --feature api_access --feature seats:5
   tollgate plan create --name "API usage" --amount 50usdc --interval month --meter meter_… \
       --pricing tiered --tier-mode graduated --tier 1000:0.002usdc --tier inf:0.001usdc
-  tollgate plan create --name Daily --amount 1usdc --interval custom --interval-days 1 --json`,
+  tollgate plan create --name Daily --amount 1usdc --interval custom --interval-days 1 --json
+  tollgate plan create --name Pro --amount 9usdc --interval month --trial-days 14`,
 		Args:              cobra.NoArgs,
 		ValidArgsFunction: cobra.NoFileCompletions,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -121,6 +135,7 @@ units (1500) or USDC with a suffix (0.0015usdc).`,
 	fl.StringVar(&o.Amount, "amount", "", "price per period (a metered plan's cap): base units (9000000) or USDC (9usdc); at least 1 USDC")
 	fl.StringVar(&o.Interval, "interval", "", "billing period: week, biweekly, month, year or custom")
 	fl.StringVar(&o.IntervalDays, "interval-days", "", "days per period, 1 to 365 (with --interval custom)")
+	fl.StringVar(&o.TrialDays, "trial-days", "", "free trial days each subscription starts with, 1 to 730")
 	fl.StringVar(&o.Description, "description", "", "product description, up to 300 characters")
 	fl.StringVar(&o.UsageType, "usage-type", "", "licensed (default) or metered")
 	fl.StringVar(&o.Meter, "meter", "", "id of the meter a metered plan bills (meter_…)")
@@ -140,7 +155,7 @@ units (1500) or USDC with a suffix (0.0015usdc).`,
 	_ = cmd.RegisterFlagCompletionFunc("usage-type", cobra.FixedCompletions(usageTypes, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("pricing", cobra.FixedCompletions(pricingKinds, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("tier-mode", cobra.FixedCompletions(tierModes, cobra.ShellCompDirectiveNoFileComp))
-	noFileCompletion(cmd, "name", "amount", "interval-days", "description", "meter", "unit-amount", "included-units",
+	noFileCompletion(cmd, "name", "amount", "interval-days", "trial-days", "description", "meter", "unit-amount", "included-units",
 		"package-size", "tier", "flat-amount", "pricing-model", "feature")
 	return cmd
 }
@@ -178,10 +193,19 @@ func planFields(p *client.Plan) [][2]string {
 		{"Product", p.Product.ID + " " + p.Product.Name},
 		{"Description", deref(p.Product.Description)},
 		{"Amount", amount},
+		{"Trial", trialDetail(p.TrialDays)},
 		{"Usage type", p.UsageType},
 		{"Meter", deref(p.Meter)},
 		{"Pricing", pricingSummary(p.PricingModel)},
 		{"Features", strings.Join(feats, ", ")},
 		{"Checkout URL", p.CheckoutURL},
 	}
+}
+
+// trialDetail says a plan's trial, or nothing when it has none.
+func trialDetail(days *int) string {
+	if days == nil {
+		return ""
+	}
+	return strconv.Itoa(*days) + "-day free trial"
 }

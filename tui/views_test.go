@@ -9,7 +9,8 @@ import (
 
 // withData fills e's merchant with one of each thing the lists show: a
 // subscription to a monthly plan bought at its checkout (and its first
-// payment), an invoice paid at its checkout, and a meter.
+// payment), a trialing subscription to a plan with a trial, an invoice paid
+// at its checkout, and a meter.
 func withData(t *testing.T, e *env) {
 	t.Helper()
 	ctx := context.Background()
@@ -18,6 +19,14 @@ func withData(t *testing.T, e *env) {
 		t.Fatal(err)
 	}
 	if _, err := e.client.Pay(ctx, plan.ID, client.CheckoutParams{Payer: magicWallet, ExternalCustomerID: "u_7"}); err != nil {
+		t.Fatal(err)
+	}
+	days := 14
+	trial, err := e.client.CreatePlan(ctx, client.PlanParams{Name: "Team", Amount: "30000000", Interval: "month", TrialDays: &days})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.client.Pay(ctx, trial.ID, client.CheckoutParams{Payer: magicWallet, ExternalCustomerID: "u_8"}); err != nil {
 		t.Fatal(err)
 	}
 	inv, err := e.client.CreateInvoice(ctx, client.InvoiceParams{Amount: "12500000", Description: "Workshop"})
@@ -44,7 +53,11 @@ func TestViewsWithData(t *testing.T) {
 	h.keys("3")
 	golden(t, "payments", h.shows("[3 Payments]", "2 loaded · all", "12.50 USDC", "20.00 USDC", "inv_", "sub_"))
 	h.keys("4")
-	golden(t, "subscriptions", h.shows("[4 Subs]", "1 loaded · all", "active", "20.00 USDC", "price_"))
+	golden(t, "subscriptions", h.shows("[4 Subs]", "2 loaded · all", "active", "trialing", "30.00 USDC", "20.00 USDC", "PERIOD END"))
+	// The newest, the trial, in detail: its trial_end.
+	h.keys("enter")
+	h.shows("details (esc to go back)", `"status": "trialing"`, `"trial_end": "20`)
+	h.keys("esc")
 	h.keys("5")
 	golden(t, "meters", h.shows("[5 Meters]", "1 loaded · all", "api_calls", "API calls", "count", "calls"))
 

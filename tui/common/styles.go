@@ -65,7 +65,7 @@ func newStyles() *Styles {
 // ended. The status word itself is always shown.
 func (s *Styles) Status(status string) lipgloss.Style {
 	switch status {
-	case "paid", "succeeded", "active", "connected", "entitled":
+	case "paid", "succeeded", "active", "trialing", "connected", "entitled":
 		return s.OK
 	case "open", "past_due", "partially_refunded", "grace", "pending":
 		return s.Warn

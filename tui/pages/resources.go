@@ -74,6 +74,8 @@ func subscriptionColumns(c *common.Common) []Column[client.Subscription] {
 		{Title: "STATUS", Width: 8, Status: true, Cell: func(v client.Subscription) string { return v.Status }},
 		{Title: "AMOUNT", Width: 13, Right: true, Cell: func(v client.Subscription) string { return common.USDC(common.Deref(v.Amount)) }},
 		{Title: "PLAN", Cell: planCell},
+		// A trialing subscription's period is its trial: PERIOD END is its
+		// trial_end (the details show the field itself).
 		{Title: "PERIOD END", Width: 11, Cell: func(v client.Subscription) string { return when(c, v.CurrentPeriodEnd) }},
 	}
 }
