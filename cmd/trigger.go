@@ -27,6 +27,7 @@ var triggerEvents = [][2]string{
 	{"subscription.revoked", "0x…0341 subscribes, and revokes before its first renewal"},
 	{"subscription.expired", "a subscription canceled now"},
 	{"subscription.updated", "a subscription moved to a smaller plan at its period's end"},
+	{"subscription.trial_will_end", "a plan with a 4-day trial subscribed to, then the clock moved a day"},
 	{"credit.granted", "5 USDC of credits granted"},
 	{"credit.debited", "credits granted, then 1 USDC debited"},
 	{"entitlement.granted", "the feature tollgate_trigger granted"},

@@ -36,6 +36,8 @@ func (t *trigger) scenario(ctx context.Context) error {
 		return t.cancelNow(ctx)
 	case "subscription.updated":
 		return t.changePlan(ctx)
+	case "subscription.trial_will_end":
+		return t.endTrialSoon(ctx)
 	case "credit.granted":
 		_, err := t.grantCredits(ctx)
 		return err
@@ -84,9 +86,14 @@ func (t *trigger) payInvoice(ctx context.Context) error {
 // subscribe makes a licensed plan billed every day (so that time moves as
 // little as it can) and subscribes the run's customer with wallet.
 func (t *trigger) subscribe(ctx context.Context, wallet string) (*client.Subscription, error) {
+	return t.subscribeTo(ctx, wallet, nil)
+}
+
+// subscribeTo is subscribe to a plan with trialDays (nil: none).
+func (t *trigger) subscribeTo(ctx context.Context, wallet string, trialDays *int) (*client.Subscription, error) {
 	days := 1
 	plan, err := t.c.CreatePlan(ctx, client.PlanParams{Name: "Trigger " + t.event, Amount: triggerAmount, Interval: "custom",
-		IntervalDays: &days, Description: "Made by tollgate trigger"})
+		IntervalDays: &days, Description: "Made by tollgate trigger", TrialDays: trialDays})
 	if err != nil {
 		return nil, err
 	}
@@ -170,6 +177,24 @@ func (t *trigger) exhaustDunning(ctx context.Context) error {
 			return err
 		}
 	}
+}
+
+// endTrialSoon subscribes to a plan with a 4-day trial and moves the clock
+// to 3 days before the trial ends, when subscription.trial_will_end fires.
+func (t *trigger) endTrialSoon(ctx context.Context) error {
+	days := 4
+	x, err := t.subscribeTo(ctx, rail.WalletSucceeds, &days)
+	if err != nil {
+		return err
+	}
+	if x.TrialEnd == nil {
+		return fmt.Errorf("subscription %s is %s with no trial: the customer had one of this plan before", x.ID, x.Status)
+	}
+	notice := x.TrialEnd.Add(-3 * 24 * time.Hour)
+	if _, err := t.advance(ctx, client.TestClockAdvanceParams{To: &notice}); err != nil {
+		return err
+	}
+	return t.refresh(ctx, x.ID)
 }
 
 // cancelNow subscribes and cancels at once, which ends the subscription

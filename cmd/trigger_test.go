@@ -30,6 +30,7 @@ var triggerOutcome = map[string]struct {
 	"subscription.revoked":           {[]string{"plan", "subscription", "test_clock"}, "revoked"},
 	"subscription.expired":           {[]string{"plan", "subscription"}, "expired"},
 	"subscription.updated":           {[]string{"plan", "subscription", "plan"}, "active"},
+	"subscription.trial_will_end":    {[]string{"plan", "subscription", "test_clock"}, "trialing"},
 	"credit.granted":                 {[]string{"credit_grant"}, ""},
 	"credit.debited":                 {[]string{"credit_grant", "credit_debit"}, ""},
 	"entitlement.granted":            {[]string{"feature", "entitlement_grant"}, ""},
