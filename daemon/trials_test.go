@@ -233,3 +233,26 @@ func TestTrialDaysRefused(t *testing.T) {
 		t.Fatalf("no trial: %d %s", status, body)
 	}
 }
+
+// A change during a trial waits for its end (at: now is refused: nothing is
+// charged during a trial); the first period starts on the new plan.
+func TestTrialChangeAtTrialEnd(t *testing.T) {
+	t.Parallel()
+	f := setupMoney(t)
+	p := f.trialPlan(10)
+	basic := f.plan(client.PlanParams{Name: "Basic", Amount: "5000000", Interval: "week"})
+	x := f.subscribe(p.ID, rail.WalletSucceeds, "u_change")
+	_, err := f.c.ChangeSubscription(f.ctx, x.ID, client.ChangeParams{Plan: basic.ID, At: "now"})
+	apiErr(t, err, 400, "invalid_request")
+	changed, err := f.c.ChangeSubscription(f.ctx, x.ID, client.ChangeParams{Plan: basic.ID})
+	if err != nil || changed.PendingPlanID == nil || *changed.PendingPlanID != basic.ID || !changed.PendingChangeAt.Equal(*x.TrialEnd) {
+		t.Fatalf("change during the trial: %v %+v", err, changed)
+	}
+	f.advance("10d1h")
+	got := f.sub(x.ID)
+	pays := f.payments()
+	if got.Status != "active" || got.PlanID != basic.ID || !got.CurrentPeriodEnd.Equal(x.TrialEnd.Add(7*24*time.Hour)) ||
+		len(pays) != 1 || pays[0].Amount != "5000000" {
+		t.Fatalf("after the trial: %s, %d payments", got.Raw, len(pays))
+	}
+}

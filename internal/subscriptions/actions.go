@@ -92,7 +92,7 @@ func (b *Biller) decide(x Subscription, q *big.Int, next *plans.Plan) (*action, 
 	case cancelled:
 		a.expire(*x.CancelAt)
 	case x.Status == Trialing:
-		b.decideTrial(a)
+		b.decideTrial(a, next)
 	case x.Status == Active:
 		a.adopt(next)
 		a.roll()

@@ -147,6 +147,9 @@ func changeTarget(ctx context.Context, tx *store.Tx, x Subscription, in ChangeIn
 	if x.UsageType == nil || p.UsageType != *x.UsageType {
 		return plans.Plan{}, apperr.Field("plan", "%s is %s and the subscription is %s: a change keeps the usage type", p.ID, p.UsageType, deref(x.UsageType))
 	}
+	if in.At == AtNow && x.Status == Trialing {
+		return plans.Plan{}, apperr.Field("at", "a trialing subscription changes when its trial ends (at period_end): nothing is charged during a trial")
+	}
 	if in.At == AtNow && x.Metered() {
 		return plans.Plan{}, apperr.Field("at", "a metered subscription changes at the period's end only: its usage is rated when the period ends")
 	}
@@ -182,7 +185,7 @@ func ReauthorizationURL(baseURL, subscriptionID, planID, at string) string {
 func checkNotSubscribed(ctx context.Context, tx *store.Tx, x Subscription, planID string) error {
 	var n int
 	err := tx.GetContext(ctx, &n, `SELECT count(*) FROM subscriptions WHERE merchant_id = $1 AND mode = $2 AND plan_id = $3
-		AND customer_id = $4 AND status IN ('active', 'past_due') AND id <> $5`, x.MerchantID, x.Mode, planID, deref(x.CustomerID), x.ID)
+		AND customer_id = $4 AND status IN ('trialing', 'active', 'past_due') AND id <> $5`, x.MerchantID, x.Mode, planID, deref(x.CustomerID), x.ID)
 	if err != nil {
 		return store.Translate(err)
 	}

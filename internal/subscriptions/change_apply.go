@@ -17,7 +17,7 @@ import (
 func pendingPlans(ctx context.Context, tx *store.Tx, xs []Subscription) (map[string]*plans.Plan, error) {
 	var ids, merchants, modes, custs, planIDs []string
 	for _, x := range xs {
-		if x.PendingPlanID == nil || x.Status != Active {
+		if x.PendingPlanID == nil || !(x.Status == Active || trialEnding(x)) {
 			continue
 		}
 		ids, merchants, modes = append(ids, x.ID), append(merchants, x.MerchantID), append(modes, string(x.Mode))
@@ -36,7 +36,7 @@ func pendingPlans(ctx context.Context, tx *store.Tx, xs []Subscription) (map[str
 		JOIN plans p ON p.merchant_id = b.merchant_id AND p.mode = b.mode AND p.id = b.plan_id
 		JOIN products pr ON pr.merchant_id = p.merchant_id AND pr.id = p.product_id
 		WHERE NOT EXISTS (SELECT 1 FROM subscriptions o WHERE o.merchant_id = b.merchant_id AND o.mode = b.mode
-			AND o.plan_id = b.plan_id AND o.customer_id = b.customer_id AND o.status IN ('active', 'past_due'))`,
+			AND o.plan_id = b.plan_id AND o.customer_id = b.customer_id AND o.status IN ('trialing', 'active', 'past_due'))`,
 		pq.StringArray(ids), pq.StringArray(merchants), pq.StringArray(modes), pq.StringArray(custs), pq.StringArray(planIDs))
 	if err != nil {
 		return nil, store.Translate(err)

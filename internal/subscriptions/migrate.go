@@ -128,7 +128,7 @@ func countMigration(ctx context.Context, q store.Querier, s tenant.Scope, fromID
 // holdsTarget: the subscription's customer already has a live subscription
 // to the target plan ($4).
 const holdsTarget = `EXISTS (SELECT 1 FROM subscriptions o WHERE o.merchant_id = s.merchant_id AND o.mode = s.mode
-	AND o.plan_id = $4 AND o.customer_id = s.customer_id AND o.status IN ('active', 'past_due'))`
+	AND o.plan_id = $4 AND o.customer_id = s.customer_id AND o.status IN ('trialing', 'active', 'past_due'))`
 
 // migrateSome schedules the change on the next batch of subscriptions after
 // seq *after, adding them to m; it returns how many it claimed.
@@ -190,7 +190,7 @@ func customersOn(ctx context.Context, tx *store.Tx, s tenant.Scope, planID strin
 	}
 	var held []string
 	err := tx.SelectContext(ctx, &held, `SELECT customer_id FROM subscriptions WHERE merchant_id = $1 AND mode = $2 AND plan_id = $3
-		AND customer_id = ANY ($4) AND status IN ('active', 'past_due')`, s.MerchantID, s.Mode, planID, pq.StringArray(custs))
+		AND customer_id = ANY ($4) AND status IN ('trialing', 'active', 'past_due')`, s.MerchantID, s.Mode, planID, pq.StringArray(custs))
 	if err != nil {
 		return nil, store.Translate(err)
 	}

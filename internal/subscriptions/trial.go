@@ -90,24 +90,33 @@ func TrialActivation(ctx context.Context, q store.Querier, p plans.Plan, custome
 // notice before trial_end, or the start of the first period at trial_end
 // (a licensed plan charges it: success makes it active, failure past due
 // and dunning, as a renewal's; a metered plan rates it at its end like any
-// period).
-func (b *Biller) decideTrial(a *action) {
+// period). A change scheduled for the trial's end (next) takes effect with
+// the first period.
+func (b *Biller) decideTrial(a *action, next *plans.Plan) {
 	x, t := a.x, a.at
 	if t.Before(*x.TrialEnd) {
-		next := *x.TrialEnd
-		a.after.NextActionAt = &next
+		at := *x.TrialEnd
+		a.after.NextActionAt = &at
 		a.events = []string{events.SubscriptionTrialWillEnd}
 		return
 	}
-	start, end := x.period(0)
+	a.adopt(next)
+	// The periods are anchored on trial_end (a change of interval anchors
+	// them on the same boundary), so the first is period 0.
+	start, end := a.after.period(0)
 	a.after.Status, a.after.PeriodIndex, a.after.CurrentPeriodStart, a.after.CurrentPeriodEnd = Active, 0, &start, &end
 	a.events = []string{events.SubscriptionActive}
-	if x.Metered() {
-		next := end.Add(b.Policy.UsageGrace)
-		a.after.NextActionAt = &next
+	if a.after.Metered() {
+		at := end.Add(b.Policy.UsageGrace)
+		a.after.NextActionAt = &at
 		return
 	}
-	next := end
-	a.after.NextActionAt = &next
-	a.charge = &charge{key: chargeKey(x, start, 0), amount: *x.Amount, start: start, end: end}
+	at := end
+	a.after.NextActionAt = &at
+	a.charge = &charge{key: chargeKey(x, start, 0), amount: *a.after.Amount, start: start, end: end}
+}
+
+// trialEnding reports whether x's due action is its trial's end.
+func trialEnding(x Subscription) bool {
+	return x.Status == Trialing && x.TrialEnd != nil && x.NextActionAt != nil && !x.NextActionAt.Before(*x.TrialEnd)
 }
