@@ -30,6 +30,9 @@ type checkoutView struct {
 	Amount    string // "12.34 USDC"
 	UpTo      bool   // the amount is a metered plan's cap
 	Per       string // "per month"
+	// Trial says a plan's free trial plainly: "14-day free trial, then
+	// 9.00 USDC per month".
+	Trial string
 	// Status is the invoice's or the subscription's status (the pill);
 	// StatusText is how it reads.
 	Status, StatusText string
@@ -177,6 +180,7 @@ func (s *Server) planView(pg checkout.PlanPage, ext string) checkoutView {
 		v.Facts = append(v.Facts, fact{Label: "Billing", ID: "usage-type",
 			Value: "Licensed: a fixed " + usdc(pg.Amount) + ", charged when you subscribe and then every " + period + "."})
 	}
+	trialTerms(&v, pg, period)
 	v.Facts = append(v.Facts, fact{Label: "Plan ID", Value: pg.ID, ID: "plan-id", Code: true})
 	if x := pg.Subscription; x != nil {
 		subscriptionReceipt(&v, pg, x)
@@ -196,13 +200,14 @@ func subscriptionReceipt(v *checkoutView, pg checkout.PlanPage, x *checkout.Page
 		v.Receipt = append(v.Receipt, fact{Label: "Current period", ID: "current-period",
 			Value: day(*x.CurrentPeriodStart) + " – " + day(*x.CurrentPeriodEnd)})
 	}
-	live := x.Status == subscriptions.Active || x.Status == subscriptions.PastDue
+	live := x.Status == subscriptions.Trialing || x.Status == subscriptions.Active || x.Status == subscriptions.PastDue
 	switch {
 	case live && x.CancelAt != nil:
 		v.Receipt = append(v.Receipt, timeFact("Ends on", "cancel-at", *x.CancelAt, day))
 	case x.Status == subscriptions.PastDue && x.NextActionAt != nil:
 		v.Receipt = append(v.Receipt, timeFact("Next attempt", "next-charge", *x.NextActionAt, stamp))
-	case x.Status == subscriptions.Active && x.CurrentPeriodEnd != nil:
+	case (x.Status == subscriptions.Active || x.Status == subscriptions.Trialing) && x.CurrentPeriodEnd != nil:
+		// A trial's period is the trial: the first charge is at its end.
 		f := timeFact("Next charge", "next-charge", *x.CurrentPeriodEnd, day)
 		if pg.UsageType == plans.Metered {
 			f.Value = "This period's usage, up to " + usdc(pg.Amount) + ", after " + f.Value
@@ -225,6 +230,9 @@ func subscriptionReceipt(v *checkoutView, pg checkout.PlanPage, x *checkout.Page
 		}
 	}
 	switch x.Status {
+	case subscriptions.Trialing:
+		v.Notice = &notice{ID: "trial-notice", Text: "Your free trial has started: nothing was charged. The first charge is on " +
+			day(*x.CurrentPeriodEnd) + ", when the trial ends.", Done: true}
 	case subscriptions.Active:
 		v.Notice = &notice{ID: "subscribed-notice", Text: "You are subscribed. Thank you!", Done: true}
 	case subscriptions.PastDue:
@@ -299,8 +307,11 @@ func declineText(message string) string {
 // into a page or passed on to the database.
 
 func statusText(st string) string {
-	if st == subscriptions.PastDue {
+	switch st {
+	case subscriptions.PastDue:
 		return "past due"
+	case subscriptions.Trialing:
+		return "free trial"
 	}
 	return st
 }

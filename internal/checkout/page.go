@@ -71,6 +71,7 @@ type PlanPage struct {
 	PricingJSON  []byte       `db:"pricing_model"`
 	MeterName    *string      `db:"meter_name"`
 	UnitLabel    *string      `db:"unit_label"`
+	TrialDays    *int         `db:"trial_days"`
 	// Subscription is the subscription asked for, when it is one to this
 	// plan; nil otherwise.
 	Subscription *PageSubscription `db:"-"`
@@ -124,7 +125,7 @@ func LoadPlanPage(ctx context.Context, q store.Querier, id, subscriptionID strin
 		pageSubscriptionRow
 	}
 	err := q.SelectContext(ctx, &rows, `SELECT p.mode, p.id, m.name AS merchant, pr.name AS product_name, pr.description AS product_description,
-			p.amount, p.interval, p.interval_days, p.usage_type, p.pricing_model, me.display_name AS meter_name, me.unit_label,
+			p.amount, p.interval, p.interval_days, p.usage_type, p.pricing_model, me.display_name AS meter_name, me.unit_label, p.trial_days,
 			s.id AS sub_id, s.status AS sub_status, s.current_period_start AS sub_period_start, s.current_period_end AS sub_period_end,
 			s.next_action_at AS sub_next_action_at, s.cancel_at AS sub_cancel_at, s.ended_at AS sub_ended_at,
 			s.latest_payment_id AS sub_latest_payment_id, lp.amount AS pay_amount, lp.tx_hash AS pay_tx_hash
