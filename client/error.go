@@ -35,6 +35,7 @@ const (
 	// CodeAuthorizationRequired: a plan change above what the payer
 	// authorized; Error.CheckoutURL is where the payer authorizes it.
 	CodeAuthorizationRequired = "authorization_required"
+	CodeInvalidCoupon         = "invalid_coupon"
 	CodeServiceUnavailable    = "service_unavailable"
 	CodeInternal              = "internal_error"
 )

@@ -103,6 +103,7 @@ func (c *Client) UpcomingCharge(ctx context.Context, id string, opts ...CallOpti
 type CheckoutParams struct {
 	Payer              string `json:"payer"`
 	ExternalCustomerID string `json:"external_customer_id,omitempty"`
+	Coupon             string `json:"coupon,omitempty"` // a coupon's code or id
 }
 
 // CheckoutResult is what paying at a checkout link made: the payment of an

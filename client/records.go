@@ -65,6 +65,7 @@ type Subscription struct {
 	PendingPlanID   *string    `json:"pending_plan_id,omitempty"`
 	PendingChangeAt *time.Time `json:"pending_change_at,omitempty"`
 	TrialEnd        *time.Time `json:"trial_end"` // when a trial ends and the first period starts, or nil
+	Discount        *Discount  `json:"discount"`  // nil: none
 	CreatedAt       time.Time  `json:"created_at"`
 	Livemode        bool       `json:"livemode"`
 	// Raw is the object exactly as the API sent it.

@@ -76,9 +76,9 @@ func acceptsJSON(r *http.Request) bool {
 }
 
 // decodePayForm reads the pay form: form-encoded (browsers) or JSON. The
-// external_customer_id may also come from the page URL's query, which the
-// page carries into its form. Form fields other than payer and
-// external_customer_id (a submit button's name, say) are ignored.
+// external_customer_id and the coupon may also come from the page URL's
+// query (?coupon=CODE), which the page carries into its form. Other form
+// fields (a submit button's name, say) are ignored.
 func (s *Server) decodePayForm(w http.ResponseWriter, r *http.Request) (checkout.Input, error) {
 	body, err := readBody(w, r, 64<<10)
 	if err != nil {
@@ -95,9 +95,9 @@ func (s *Server) decodePayForm(w http.ResponseWriter, r *http.Request) (checkout
 			return checkout.Input{}, apperr.New(apperr.InvalidRequest, "the form is not valid application/x-www-form-urlencoded")
 		}
 		raw := map[string]json.RawMessage{}
-		for _, name := range []string{"payer", "external_customer_id"} {
+		for _, name := range []string{"payer", "external_customer_id", "coupon"} {
 			v := form.Get(name)
-			if v == "" && name == "external_customer_id" {
+			if v == "" && name != "payer" {
 				v = r.URL.Query().Get(name)
 			}
 			// json.Marshal would quietly replace invalid UTF-8.

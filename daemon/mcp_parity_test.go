@@ -97,6 +97,13 @@ func TestMCPToolsMatchREST(t *testing.T) {
 		{"create_alert", `{"type":"usage_threshold","meter":"meter_nope","threshold":1}`, "unknown_meter"},
 		{"create_alert", `{"type":"credit_balance_below","threshold":1,"customer_id":"cus_nope"}`, "unknown_customer"},
 		{"list_alerts", `{"limit":2}`, ""},
+		{"create_coupon", `{"percent_off":20,"duration":"repeating","duration_in_periods":3,"code":"LAUNCH","name":"Launch"}`, ""},
+		{"create_coupon", `{"amount_off":"500000","duration":"forever","max_redemptions":10,"redeem_by":"2099-01-01T00:00:00Z"}`, ""},
+		{"create_coupon", `{"percent_off":20,"duration":"once","code":"launch"}`, "invalid_request"},
+		{"create_coupon", `{"percent_off":20,"amount_off":1,"duration":"once"}`, "invalid_request"},
+		{"create_coupon", `{"percent_off":20,"duration":"repeating"}`, "invalid_request"},
+		{"create_coupon", `{"duration":"once"}`, "invalid_request"},
+		{"list_coupons", `{"limit":2}`, ""},
 		{"list_invoices", `{}`, ""},
 		{"list_invoices", `{"limit":1}`, ""},
 		{"list_invoices", `{"limit":0}`, "invalid_request"},
@@ -222,7 +229,7 @@ func (b *bundle) restFor(key, tool, args string) (int, string) {
 			"create_invoice": "/v1/invoices", "create_meter": "/v1/meters", "create_feature": "/v1/features",
 			"create_meter_event": "/v1/meter-events", "grant_credits": "/v1/credit_grants", "debit_credits": "/v1/credit_debits",
 			"grant_entitlement": "/v1/entitlement_grants", "create_plan": "/v1/plans", "advance_test_clock": "/v1/test_helpers/clock/advance",
-			"create_alert": "/v1/alerts",
+			"create_alert": "/v1/alerts", "create_coupon": "/v1/coupons",
 		}[tool]
 		status, _, body = b.raw("POST", path, key, args)
 	}

@@ -23,6 +23,7 @@ var wantTools = []string{
 	"list_invoices", "list_events", "list_meters",
 	"create_plan", "get_invoice", "get_payment", "get_subscription", "advance_test_clock",
 	"get_usage", "cancel_meter_event", "create_alert", "list_alerts", "change_subscription", "preview_subscription_change",
+	"create_coupon", "list_coupons",
 }
 
 // The official Go SDK's client, with a static key, at every protocol
@@ -160,6 +161,13 @@ func callEveryTool(t *testing.T, s *mcp.ClientSession) {
 	}
 	if l := ok("list_alerts", map[string]any{"limit": 10}); len(l["data"].([]any)) == 0 {
 		t.Fatalf("list_alerts: %v", l)
+	}
+	cp := ok("create_coupon", map[string]any{"percent_off": 20, "duration": "repeating", "duration_in_periods": 3})
+	if cp["object"] != "coupon" || cp["valid"] != true || cp["times_redeemed"] != float64(0) {
+		t.Fatalf("create_coupon: %v", cp)
+	}
+	if l := ok("list_coupons", map[string]any{"limit": 10}); len(l["data"].([]any)) == 0 {
+		t.Fatalf("list_coupons: %v", l)
 	}
 	if c := ok("cancel_meter_event", map[string]any{"id": ev["id"]}); c["id"] != ev["id"] || c["cancelled_at"] == nil {
 		t.Fatalf("cancel_meter_event: %v", c)

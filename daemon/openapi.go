@@ -81,6 +81,7 @@ var tagDocs = map[string]string{
 	"Customers":     "Customers, referenced by id or by your external_customer_id.",
 	"Plans":         "Subscription plans: a product and its price, paid at their hosted checkout_url.",
 	"Test clocks":   "Test mode's per-merchant clock, moved forward to run renewals, dunning and expiry.",
+	"Coupons":       "Percent or amount off subscriptions' charges, redeemed at checkout or applied to a subscription.",
 }
 
 // errs are codes with their statuses from the one status table.
@@ -171,7 +172,7 @@ var eventDocs = map[string]string{
 	events.SubscriptionDunningExhausted: "every renewal retry failed; the subscription is lost",
 	events.SubscriptionRevoked:          "the customer revoked the on-chain authorization",
 	events.SubscriptionExpired:          "a subscription reached its scheduled end",
-	events.SubscriptionUpdated:          "a subscription's plan changed, or a change was scheduled or dropped",
+	events.SubscriptionUpdated:          "a subscription's plan changed, a change was scheduled or dropped, or its discount was applied or removed",
 	events.SubscriptionTrialWillEnd:     "a trial ends in 3 days (at once for a shorter trial); its first charge comes at trial_end",
 	events.CreditGranted:                "credits were granted",
 	events.CreditDebited:                "credits were drawn down",

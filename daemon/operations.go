@@ -153,7 +153,7 @@ func apiOperations() []operation {
 	for _, noun := range [][]operation{
 		invoiceOperations(), meterOperations(), meterEventOperations(), creditOperations(), paymentOperations(),
 		subscriptionOperations(), subscriptionChangeOperations(), eventOperations(), featureOperations(), entitlementOperations(),
-		customerOperations(), planOperations(), testClockOperations(), usageOperations(), alertOperations(),
+		customerOperations(), planOperations(), testClockOperations(), usageOperations(), alertOperations(), couponOperations(),
 	} {
 		ops = append(ops, noun...)
 	}

@@ -21,7 +21,7 @@ func HTTPStatus(code apperr.Code) int {
 	case apperr.Unauthorized:
 		return http.StatusUnauthorized
 	case apperr.InvalidJSON, apperr.InvalidRequest, apperr.ModeMismatch, apperr.AmountTooSmall, apperr.InvalidInterval,
-		apperr.MissingValue, apperr.CustomerRequired, apperr.UnknownCustomer:
+		apperr.MissingValue, apperr.CustomerRequired, apperr.UnknownCustomer, apperr.InvalidCoupon:
 		return http.StatusBadRequest
 	case apperr.UnknownMeter, apperr.UnknownFeature, apperr.NoCreditAccount, apperr.ResourceNotFound:
 		return http.StatusNotFound

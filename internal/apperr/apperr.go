@@ -38,8 +38,11 @@ const (
 	// AuthorizationRequired: a plan change above what the payer authorized
 	// (the error carries the page where the payer authorizes it).
 	AuthorizationRequired Code = "authorization_required"
-	ServiceUnavailable    Code = "service_unavailable"
-	Internal              Code = "internal_error"
+	// InvalidCoupon: a coupon that is unknown, archived, expired,
+	// exhausted or not for the plan.
+	InvalidCoupon      Code = "invalid_coupon"
+	ServiceUnavailable Code = "service_unavailable"
+	Internal           Code = "internal_error"
 )
 
 // Error is an API error: a code from the spec and a message for people that

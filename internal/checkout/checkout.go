@@ -75,6 +75,9 @@ func (e Env) checkMode(ctx context.Context, id string) error {
 type Input struct {
 	Payer              string
 	ExternalCustomerID *string
+	// Coupon is a coupon's code (or id) the customer redeems with a
+	// plan's checkout; nil for none.
+	Coupon *string
 	// Payload is what a live rail needs beyond the payer: the payer's
 	// signed authorization (see rail.Request.Payload). A payload that is a
 	// SubscriptionPayload is told which subscription it pays for.
@@ -87,10 +90,11 @@ type SubscriptionPayload interface {
 	ForSubscription(planID, customerID string) any
 }
 
-// Decode reads a pay form's fields (payer, external_customer_id) from a
+// Decode reads a pay form's fields (payer, external_customer_id, coupon) from a
 // JSON object (the daemon turns the form into one).
 func Decode(o *fields.Object) (Input, error) {
-	in := Input{Payer: o.RequiredString("payer", 0, 0), ExternalCustomerID: o.String("external_customer_id", 0, 0)}
+	in := Input{Payer: o.RequiredString("payer", 0, 0), ExternalCustomerID: o.String("external_customer_id", 0, 0),
+		Coupon: o.String("coupon", 0, 0)}
 	if err := o.Err(); err != nil {
 		return in, err
 	}
@@ -102,6 +106,14 @@ func Decode(o *fields.Object) (Input, error) {
 	if in.ExternalCustomerID != nil {
 		if problem := fields.TextProblem(*in.ExternalCustomerID); problem != "" {
 			return in, apperr.Field("external_customer_id", "%s", problem)
+		}
+	}
+	if in.Coupon != nil {
+		if problem := fields.TextProblem(*in.Coupon); problem != "" {
+			return in, apperr.Field("coupon", "%s", problem)
+		}
+		if *in.Coupon == "" {
+			in.Coupon = nil // an empty form field: no coupon
 		}
 	}
 	return in, nil

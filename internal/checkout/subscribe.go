@@ -6,7 +6,9 @@ import (
 	"time"
 
 	"github.com/tollgatehq/tollgate/internal/apperr"
+	"github.com/tollgatehq/tollgate/internal/coupons"
 	"github.com/tollgatehq/tollgate/internal/customers"
+	"github.com/tollgatehq/tollgate/internal/money"
 	"github.com/tollgatehq/tollgate/internal/plans"
 	"github.com/tollgatehq/tollgate/internal/rail"
 	"github.com/tollgatehq/tollgate/internal/store"
@@ -47,8 +49,12 @@ func (e Env) SubmitSubscription(ctx context.Context, planID string, in Input) (r
 	if err := e.checkMode(ctx, planID); err != nil {
 		return rail.Settlement{}, subscriptions.Subscription{}, err
 	}
-	if st, x, done, err := e.subscribeFast(ctx, planID, in); done {
-		return st, x, err
+	if in.Coupon == nil {
+		// A coupon is redeemed on the general path below; the fast paths
+		// serve the plain checkout.
+		if st, x, done, err := e.subscribeFast(ctx, planID, in); done {
+			return st, x, err
+		}
 	}
 	var out activation
 	err := e.DB.InTx(ctx, func(tx *store.Tx) error {
@@ -80,6 +86,7 @@ type activation struct {
 	sub      subscriptions.Subscription
 	declined *rail.Settlement
 	remote   rail.Rail
+	coupon   *coupons.Coupon
 }
 
 func (e Env) subscribeTx(ctx context.Context, tx *store.Tx, planID string, in Input) (activation, error) {
@@ -113,10 +120,20 @@ func (e Env) subscribeTx(ctx context.Context, tx *store.Tx, planID string, in In
 		return out, err
 	}
 	// No look for a live subscription first: recording one finds it
-	// (already_subscribed), and the settlement made here rolls back with it.
+	// (already_subscribed), and the settlement made here rolls back with it
+	// (and so does the coupon's redemption).
 	req, err := e.activationRequest(ctx, tx, s, p, c.ID, out.who, payee, now)
 	if err != nil {
 		return out, err
+	}
+	full := req.Amount
+	if in.Coupon != nil {
+		cp, err := coupons.Redeem(ctx, tx, s, *in.Coupon, p.ID, now)
+		if err != nil {
+			return out, err
+		}
+		out.coupon = &cp
+		req.Amount = subscriptions.Discounted(&cp, req.Amount)
 	}
 	st, err := local.SettleTx(ctx, tx, req)
 	if err != nil {
@@ -127,7 +144,7 @@ func (e Env) subscribeTx(ctx context.Context, tx *store.Tx, planID string, in In
 		return out, nil
 	}
 	out.st = st
-	out.sub, err = e.RecordActivation(ctx, tx, p, c.ID, st)
+	out.sub, err = e.recordActivation(ctx, tx, p, c.ID, st, full, out.coupon)
 	return out, err
 }
 
@@ -139,6 +156,10 @@ func (e Env) subscribeTx(ctx context.Context, tx *store.Tx, planID string, in In
 func (e Env) subscribeRemote(ctx context.Context, a activation, in Input) (rail.Settlement, subscriptions.Subscription, error) {
 	p := a.plan
 	s := p.Scope()
+	if in.Coupon != nil {
+		return rail.Settlement{}, subscriptions.Subscription{}, apperr.New(apperr.InvalidCoupon,
+			"coupon: a live-mode checkout takes no coupon; apply it to the subscription once it is made (POST /v1/subscriptions/{id}/discount)")
+	}
 	payee, now, err := e.terms(ctx, e.DB, s, nil)
 	if err != nil {
 		return rail.Settlement{}, subscriptions.Subscription{}, err
@@ -184,12 +205,21 @@ func (e Env) subscribeRemote(ctx context.Context, a activation, in Input) (rail.
 // activation recorded twice returns the first subscription. It fails with
 // already_subscribed when the customer has another live subscription to p.
 func (e Env) RecordActivation(ctx context.Context, tx *store.Tx, p plans.Plan, customerID string, st rail.Settlement) (subscriptions.Subscription, error) {
-	trial, err := subscriptions.TrialActivation(ctx, tx, p, customerID, st.Amount)
+	return e.recordActivation(ctx, tx, p, customerID, st, st.Amount, nil)
+}
+
+// recordActivation is RecordActivation with the coupon redeemed at checkout
+// (nil for none): the subscription starts with its discount. full is what
+// the activation would have charged without the coupon (a discount to
+// zero is no trial).
+func (e Env) recordActivation(ctx context.Context, tx *store.Tx, p plans.Plan, customerID string, st rail.Settlement, full money.Amount,
+	c *coupons.Coupon) (subscriptions.Subscription, error) {
+	trial, err := subscriptions.TrialActivation(ctx, tx, p, customerID, full)
 	if err != nil {
 		return subscriptions.Subscription{}, err
 	}
 	x, _, err := subscriptions.ActivateTx(ctx, tx, subscriptions.ActivateInput{Plan: p, CustomerID: customerID, Payer: st.Payer,
-		Activation: st, UsageGrace: e.UsageGrace, Now: st.At, Trial: trial})
+		Activation: st, UsageGrace: e.UsageGrace, Now: st.At, Trial: trial, Coupon: c})
 	return x, err
 }
 

@@ -70,7 +70,11 @@ func (b *Biller) decide(x Subscription, q *big.Int, next *plans.Plan) (*action, 
 		a.after.NextActionAt = nil
 	case x.Status == Active && x.Metered():
 		start, end := *x.CurrentPeriodStart, *x.CurrentPeriodEnd
-		amount, lines, err := rate(x, q)
+		rated, lines, err := rate(x, q)
+		if err != nil {
+			return nil, err
+		}
+		amount, lines, err := a.discount(x.PeriodIndex, rated, lines)
 		if err != nil {
 			return nil, err
 		}
@@ -85,21 +89,31 @@ func (b *Biller) decide(x Subscription, q *big.Int, next *plans.Plan) (*action, 
 		}
 		if amount > 0 {
 			a.charge = &charge{key: chargeKey(x, start, 0), amount: amount, lines: lines, start: start, end: end}
-			if !a.final {
-				a.events = []string{events.SubscriptionRenewed}
-			}
+		}
+		if rated > 0 && !a.final {
+			// A charge discounted to zero moves nothing; the period renews
+			// all the same.
+			a.events = []string{events.SubscriptionRenewed}
 		}
 	case cancelled:
 		a.expire(*x.CancelAt)
 	case x.Status == Trialing:
-		b.decideTrial(a, next)
+		if err := b.decideTrial(a, next); err != nil {
+			return nil, err
+		}
 	case x.Status == Active:
 		a.adopt(next)
 		a.roll()
 		next := *a.after.CurrentPeriodEnd
 		a.after.NextActionAt = &next
-		a.charge = &charge{key: chargeKey(x, *a.after.CurrentPeriodStart, 0), amount: *a.after.Amount,
-			start: *a.after.CurrentPeriodStart, end: *a.after.CurrentPeriodEnd}
+		amount, lines, err := a.discount(a.after.PeriodIndex, *a.after.Amount, nil)
+		if err != nil {
+			return nil, err
+		}
+		if amount > 0 {
+			a.charge = &charge{key: chargeKey(x, *a.after.CurrentPeriodStart, 0), amount: amount, lines: lines,
+				start: *a.after.CurrentPeriodStart, end: *a.after.CurrentPeriodEnd}
+		}
 		a.events = []string{events.SubscriptionRenewed}
 	default: // past due: retry the outstanding charge
 		a.charge = &charge{key: chargeKey(x, *x.OutstandingStart, x.Retries+1), amount: *x.OutstandingAmount,

@@ -118,12 +118,17 @@ func Upcoming(ctx context.Context, q store.Querier, s tenant.Scope, subscription
 		if amount, lines, err = rate(x, q); err != nil {
 			return wire.Payment{}, err
 		}
+		if amount, lines, _, err = applyDiscount(x, x.PeriodIndex, amount, lines); err != nil {
+			return wire.Payment{}, err
+		}
 	default:
 		if x.CancelAt != nil && !x.CancelAt.After(*x.CurrentPeriodEnd) {
 			return wire.Payment{}, apperr.Field("subscription", "%s ends with its period: no charge is coming", x.ID)
 		}
 		start, end = x.period(x.PeriodIndex + 1)
-		amount = *x.Amount
+		if amount, lines, _, err = applyDiscount(x, x.PeriodIndex+1, *x.Amount, nil); err != nil {
+			return wire.Payment{}, err
+		}
 	}
 	return wire.Payment{
 		Object: "upcoming_charge", Amount: amount.String(), Currency: "usdc", AmountRefunded: "0", SubscriptionID: &x.ID,

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/tollgatehq/tollgate/internal/apperr"
+	"github.com/tollgatehq/tollgate/internal/coupons"
 	"github.com/tollgatehq/tollgate/internal/customers"
 	"github.com/tollgatehq/tollgate/internal/entitlements"
 	"github.com/tollgatehq/tollgate/internal/events"
@@ -30,6 +31,10 @@ type ActivateInput struct {
 	// Trial starts the subscription trialing for the plan's trial_days
 	// (the activation charged nothing; see TrialFor).
 	Trial bool
+	// Coupon is the coupon redeemed at checkout (nil for none): the
+	// subscription starts with its discount, which covers the first charge
+	// on (see FirstCharge).
+	Coupon *coupons.Coupon
 }
 
 // NewActivation is the subscription a checkout creates, as it is stored
@@ -52,13 +57,16 @@ func NewActivation(in ActivateInput) (x Subscription, first *payments.Payment) {
 	x.CurrentPeriodStart, x.CurrentPeriodEnd, x.NextActionAt = &start, &end, &next
 	if in.Trial && p.TrialDays != nil {
 		startTrial(&x, *p.TrialDays)
+		x.startDiscount(in.Coupon, now) // it covers the first period, charged at trial_end
 		return x, nil
 	}
+	lines := x.startDiscount(in.Coupon, now)
 	// The first charge's payment is made up front, so the subscription is
 	// stored pointing at it: one statement fewer than an update after.
 	if in.Activation.Amount > 0 {
 		pay := payments.FromSettlement(s, in.Activation)
 		pay.SubscriptionID, pay.CustomerID, pay.PeriodStart, pay.PeriodEnd = &x.ID, x.CustomerID, x.CurrentPeriodStart, x.CurrentPeriodEnd
+		pay.Lines = lines
 		first, x.LatestPaymentID = &pay, &pay.ID
 	}
 	return x, first
@@ -80,13 +88,13 @@ func ActivateTx(ctx context.Context, tx *store.Tx, in ActivateInput) (x Subscrip
 	var rows []Subscription
 	err = tx.SelectContext(ctx, &rows, `INSERT INTO subscriptions (merchant_id, mode, id, plan_id, product_id, customer_id, payer, status,
 			usage_type, amount, interval, interval_days, meter_id, pricing_model, anchor, period_index, current_period_start,
-			current_period_end, next_action_at, authorization_key, created_at, latest_payment_id, trial_end)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, 0, $16, $17, $18, $19, $20, $21, $22)
+			current_period_end, next_action_at, authorization_key, created_at, latest_payment_id, trial_end, discount)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, 0, $16, $17, $18, $19, $20, $21, $22, $23)
 		ON CONFLICT (merchant_id, mode, plan_id, customer_id) WHERE status IN ('trialing', 'active', 'past_due') DO NOTHING
 		RETURNING `+columns,
 		x.MerchantID, x.Mode, x.ID, x.PlanID, x.ProductID, x.CustomerID, x.Payer, x.Status, x.UsageType, x.Amount, x.Interval,
 		x.IntervalDays, x.MeterID, nullJSON(x.PricingModel), x.Anchor, x.CurrentPeriodStart, x.CurrentPeriodEnd, x.NextActionAt,
-		x.AuthorizationKey, x.CreatedAt, x.LatestPaymentID, x.TrialEnd)
+		x.AuthorizationKey, x.CreatedAt, x.LatestPaymentID, x.TrialEnd, nullJSON(x.DiscountJSON))
 	if err != nil {
 		return Subscription{}, false, store.Translate(err)
 	}

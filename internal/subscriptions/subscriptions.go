@@ -80,19 +80,21 @@ type Subscription struct {
 	// Changes counts immediate plan changes (the key of the next one's
 	// proration charge).
 	Changes int `db:"changes"`
+	// DiscountJSON is the stored Discount (discount.go); nil for none.
+	DiscountJSON []byte `db:"discount"`
 }
 
 const columns = `merchant_id, mode, id, seq, plan_id, product_id, customer_id, payer, status, usage_type, amount, interval, interval_days,
 	meter_id, pricing_model, anchor, period_index, current_period_start, current_period_end, cancel_at, ended_at, latest_payment_id,
 	next_action_at, failed_at, retries, outstanding_amount, outstanding_lines, outstanding_start, outstanding_end, authorization_key, created_at,
-	pending_plan_id, pending_change_at, authorized_amount, changes, trial_end`
+	pending_plan_id, pending_change_at, authorized_amount, changes, trial_end, discount`
 
 // Columns is the select list of a Subscription, for a statement of another
 // package that records one with more in one round trip (checkout).
 const Columns = columns
 
 // qualifiedColumns is columns on the alias s.
-const qualifiedColumns = `s.merchant_id, s.mode, s.id, s.seq, s.plan_id, s.product_id, s.customer_id, s.payer, s.status, s.usage_type, s.amount, s.interval, s.interval_days, s.meter_id, s.pricing_model, s.anchor, s.period_index, s.current_period_start, s.current_period_end, s.cancel_at, s.ended_at, s.latest_payment_id, s.next_action_at, s.failed_at, s.retries, s.outstanding_amount, s.outstanding_lines, s.outstanding_start, s.outstanding_end, s.authorization_key, s.created_at, s.pending_plan_id, s.pending_change_at, s.authorized_amount, s.changes, s.trial_end`
+const qualifiedColumns = `s.merchant_id, s.mode, s.id, s.seq, s.plan_id, s.product_id, s.customer_id, s.payer, s.status, s.usage_type, s.amount, s.interval, s.interval_days, s.meter_id, s.pricing_model, s.anchor, s.period_index, s.current_period_start, s.current_period_end, s.cancel_at, s.ended_at, s.latest_payment_id, s.next_action_at, s.failed_at, s.retries, s.outstanding_amount, s.outstanding_lines, s.outstanding_start, s.outstanding_end, s.authorization_key, s.created_at, s.pending_plan_id, s.pending_change_at, s.authorized_amount, s.changes, s.trial_end, s.discount`
 
 // Live reports whether the subscription can still be charged (a trialing
 // one is, at its trial's end).
@@ -133,6 +135,9 @@ func (x Subscription) Wire() wire.Subscription {
 	if x.Amount != nil {
 		a := x.Amount.String()
 		w.Amount = &a
+	}
+	if d, err := x.storedDiscount(); err == nil && d != nil {
+		w.Discount = d.Wire()
 	}
 	return w
 }

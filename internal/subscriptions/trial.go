@@ -92,13 +92,13 @@ func TrialActivation(ctx context.Context, q store.Querier, p plans.Plan, custome
 // and dunning, as a renewal's; a metered plan rates it at its end like any
 // period). A change scheduled for the trial's end (next) takes effect with
 // the first period.
-func (b *Biller) decideTrial(a *action, next *plans.Plan) {
+func (b *Biller) decideTrial(a *action, next *plans.Plan) error {
 	x, t := a.x, a.at
 	if t.Before(*x.TrialEnd) {
 		at := *x.TrialEnd
 		a.after.NextActionAt = &at
 		a.events = []string{events.SubscriptionTrialWillEnd}
-		return
+		return nil
 	}
 	a.adopt(next)
 	// The periods are anchored on trial_end (a change of interval anchors
@@ -109,11 +109,15 @@ func (b *Biller) decideTrial(a *action, next *plans.Plan) {
 	if a.after.Metered() {
 		at := end.Add(b.Policy.UsageGrace)
 		a.after.NextActionAt = &at
-		return
+		return nil
 	}
 	at := end
 	a.after.NextActionAt = &at
-	a.charge = &charge{key: chargeKey(x, start, 0), amount: *a.after.Amount, start: start, end: end}
+	amount, lines, err := a.discount(0, *a.after.Amount, nil)
+	if amount > 0 {
+		a.charge = &charge{key: chargeKey(x, start, 0), amount: amount, lines: lines, start: start, end: end}
+	}
+	return err
 }
 
 // trialEnding reports whether x's due action is its trial's end.

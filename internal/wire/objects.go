@@ -236,9 +236,10 @@ type Subscription struct {
 	PendingChangeAt *string `json:"pending_change_at"`
 	// TrialEnd is when a trial ends and its first period starts; null
 	// when none.
-	TrialEnd  *string `json:"trial_end"`
-	CreatedAt string  `json:"created_at"`
-	Livemode  bool    `json:"livemode"`
+	TrialEnd  *string   `json:"trial_end"`
+	Discount  *Discount `json:"discount"`
+	CreatedAt string    `json:"created_at"`
+	Livemode  bool      `json:"livemode"`
 }
 
 // Customer is a merchant's customer.
