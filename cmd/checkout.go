@@ -32,6 +32,7 @@ func newCheckoutCmd(f *Factory) *cobra.Command {
 type checkoutPayOptions struct {
 	Wallet             string
 	ExternalCustomerID string
+	Coupon             string
 }
 
 // newCheckoutPayCmd builds `checkout pay`; tests pass runF to check flag
@@ -59,7 +60,7 @@ Magic wallets:
 		Args:              exactArgs(1),
 		ValidArgsFunction: cobra.NoFileCompletions,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			p := client.CheckoutParams{Payer: o.Wallet, ExternalCustomerID: o.ExternalCustomerID}
+			p := client.CheckoutParams{Payer: o.Wallet, ExternalCustomerID: o.ExternalCustomerID, Coupon: o.Coupon}
 			if runF != nil {
 				return runF(cmd.Context(), args[0], p)
 			}
@@ -69,6 +70,7 @@ Magic wallets:
 	fl := cmd.Flags()
 	fl.StringVar(&o.Wallet, "wallet", "", "the payer: a magic test wallet (see above)")
 	fl.StringVar(&o.ExternalCustomerID, "external-customer-id", "", "plans: your id for the customer (default: the wallet address)")
+	fl.StringVar(&o.Coupon, "coupon", "", "plans: a coupon's code or id, redeemed with the checkout")
 	_ = cmd.MarkFlagRequired("wallet")
 	_ = cmd.RegisterFlagCompletionFunc("wallet", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		var out []string
@@ -77,7 +79,7 @@ Magic wallets:
 		}
 		return out, cobra.ShellCompDirectiveNoFileComp
 	})
-	noFileCompletion(cmd, "external-customer-id")
+	noFileCompletion(cmd, "external-customer-id", "coupon")
 	return cmd
 }
 

@@ -119,6 +119,7 @@ func subscriptionFields(x *client.Subscription) [][2]string {
 		{"Cancels at", when(x.CancelAt)},
 		{"Ended", when(x.EndedAt)},
 		{"Latest payment", deref(x.LatestPaymentID)},
+		{"Discount", discountText(x.Discount)},
 		{"Created", when(&x.CreatedAt)},
 	}
 }

@@ -181,6 +181,7 @@ func NewRootCmd(f *Factory) *cobra.Command {
 		newMeterCmd(f),
 		newUsageCmd(f, nil),
 		newAlertCmd(f),
+		newCouponCmd(f),
 		newFeatureCmd(f),
 		newEntitlementsCmd(f),
 		newCreditsCmd(f),

@@ -66,6 +66,10 @@ var fuzzRoutes = []fuzzRoute{
 	{"POST", "/v1/alerts", "json"},
 	{"GET", "/v1/alerts", "query"},
 	{"POST", "/v1/alerts/{}/archive", "json"},
+	{"POST", "/v1/coupons", "json"},
+	{"GET", "/v1/coupons", "query"},
+	{"POST", "/v1/coupons/{}/archive", "json"},
+	{"POST", "/v1/subscriptions/{}/discount", "json"},
 }
 
 // FuzzHTTP drives the daemon's handlers, over a real database, with

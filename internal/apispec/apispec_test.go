@@ -9,6 +9,7 @@ import (
 
 	"github.com/tollgatehq/tollgate/internal/apispec"
 	"github.com/tollgatehq/tollgate/internal/checkout"
+	"github.com/tollgatehq/tollgate/internal/coupons"
 	"github.com/tollgatehq/tollgate/internal/credits"
 	"github.com/tollgatehq/tollgate/internal/entitlements"
 	"github.com/tollgatehq/tollgate/internal/features"
@@ -42,6 +43,8 @@ func TestRequestTypesMatchDecoders(t *testing.T) {
 		{reflect.TypeFor[wire.CancelRequest](), func(o *fields.Object) error { _, err := subscriptions.DecodeCancel(o); return err }},
 		{reflect.TypeFor[wire.ClockAdvanceRequest](), func(o *fields.Object) error { _, err := testclock.DecodeAdvance(o); return err }},
 		{reflect.TypeFor[wire.CheckoutPayRequest](), func(o *fields.Object) error { _, err := checkout.Decode(o); return err }},
+		{reflect.TypeFor[wire.CouponRequest](), func(o *fields.Object) error { _, err := coupons.Decode(o); return err }},
+		{reflect.TypeFor[wire.DiscountRequest](), func(o *fields.Object) error { _, err := subscriptions.DecodeDiscount(o); return err }},
 	}
 	for _, c := range cases {
 		s := apispec.Inline().Request(c.typ)

@@ -163,6 +163,7 @@ type ObjectArgs struct {
 type CheckoutPayRequest struct {
 	Payer              string  `json:"payer" doc:"The paying wallet; test mode pays with a magic wallet."`
 	ExternalCustomerID *string `json:"external_customer_id,omitempty" doc:"For plans: your id for the customer; default the payer address in lower case." schema:"maxLength=255"`
+	Coupon             *string `json:"coupon,omitempty" doc:"For plans: a coupon's code (any letter case) or id, redeemed with the checkout; the page's ?coupon= fills it. An unusable coupon is invalid_coupon."`
 }
 
 // UsageArgs are the get_usage tool's arguments (the path and query of GET
