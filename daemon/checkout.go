@@ -64,7 +64,8 @@ func parseCheckoutTemplate() *checkoutPages {
 // once paid) or a plan (with ?subscription=sub_… the subscription made at
 // checkout); 404 with the not-found page for anything else.
 func (s *Server) checkoutPage(w http.ResponseWriter, r *http.Request) {
-	s.renderCheckout(w, r, r.PathValue("id"), firstRunes(r.URL.Query().Get("external_customer_id"), maxReflected), nil)
+	q := r.URL.Query()
+	s.renderCheckout(w, r, r.PathValue("id"), firstRunes(q.Get("external_customer_id"), maxReflected), q.Get("coupon"), nil)
 }
 
 // maxReflected bounds a query parameter a page shows back, in characters:
@@ -86,8 +87,9 @@ func firstRunes(s string, n int) string {
 
 // renderCheckout renders the page of id: with payErr, the page a failed
 // payment returns to, in the status that error calls for. ext is the
-// merchant's customer id carried into the forms.
-func (s *Server) renderCheckout(w http.ResponseWriter, r *http.Request, id, ext string, payErr error) {
+// merchant's customer id carried into the forms, coupon the code the page
+// offers (?coupon=).
+func (s *Server) renderCheckout(w http.ResponseWriter, r *http.Request, id, ext, coupon string, payErr error) {
 	var v checkoutView
 	var err error
 	if reauthorizing(id, r.URL.Query()) {
@@ -97,6 +99,9 @@ func (s *Server) renderCheckout(w http.ResponseWriter, r *http.Request, id, ext 
 	}
 	if err == nil && v.Kind != "" {
 		err = s.liveSection(r, id, &v)
+	}
+	if err == nil {
+		err = s.couponSection(r.Context(), id, coupon, &v)
 	}
 	status := http.StatusOK
 	switch {

@@ -149,6 +149,45 @@ func TestCheckoutInChromium(t *testing.T) {
 		tb.audit("plan-subscribed")
 	})
 
+	t.Run("licensed plan with a coupon", func(t *testing.T) {
+		pl := f.plan(client.PlanParams{Name: "Team", Amount: "10000000", Interval: "month"})
+		if _, err := f.c.CreateCoupon(ctx, client.CouponParams{PercentOff: 20, Duration: "repeating", DurationInPeriods: 3, Code: "LAUNCH"}); err != nil {
+			t.Fatal(err)
+		}
+		tb := newTab(t, browser, f.url)
+		tb.open(pl.CheckoutURL)
+		// A code typed into the form reloads the page with it.
+		if err := chromedp.Do(tb.ctx, chromedp.SetValue(chromedp.ID("coupon"), "nope")); err != nil {
+			t.Fatal(err)
+		}
+		if st := tb.submit(chromedp.Click(chromedp.ID("apply-coupon"))); st != 200 || !strings.Contains(tb.text("coupon-error"), "cannot be used") {
+			t.Fatalf("unknown coupon: %d %q", st, tb.text("coupon-error"))
+		}
+		if err := chromedp.Do(tb.ctx, chromedp.SetValue(chromedp.ID("coupon"), "launch")); err != nil {
+			t.Fatal(err)
+		}
+		if st := tb.submit(chromedp.Click(chromedp.ID("apply-coupon"))); st != 200 {
+			t.Fatalf("apply: %d", st)
+		}
+		if got := tb.text("coupon-applied"); got != "Coupon LAUNCH applied: 20% off the charges of the first 3 periods. You pay 8.00 USDC today." {
+			t.Fatalf("applied %q", got)
+		}
+		tb.audit("plan-coupon")
+		if st := tb.submit(chromedp.Click(chromedp.ID("pay-" + rail.WalletSucceeds))); st != 200 {
+			t.Fatalf("subscribe: %d", st)
+		}
+		if got := tb.text("amount-paid"); got != "8.00 USDC" {
+			t.Fatalf("amount paid %q", got)
+		}
+		loc, err := url.Parse(tb.location())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if x := f.sub(loc.Query().Get("subscription")); x.Discount == nil || *x.Discount.Coupon.Code != "LAUNCH" {
+			t.Fatalf("subscription %s", x.Raw)
+		}
+	})
+
 	t.Run("live mode and unknown links", func(t *testing.T) {
 		_, key := f.bundle.key(f.m, tenant.Live)
 		inv, err := f.client(key).CreateInvoice(ctx, client.InvoiceParams{Amount: "1000000", Description: "Live order"})

@@ -58,11 +58,14 @@ func (s *Server) checkoutPay(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, s.log, err)
 		return
 	}
-	ext := r.URL.Query().Get("external_customer_id")
+	ext, coupon := r.URL.Query().Get("external_customer_id"), r.URL.Query().Get("coupon")
 	if in.ExternalCustomerID != nil {
 		ext = *in.ExternalCustomerID
 	}
-	s.renderCheckout(w, r, id, ext, err)
+	if in.Coupon != nil {
+		coupon = *in.Coupon
+	}
+	s.renderCheckout(w, r, id, ext, coupon, err)
 }
 
 func acceptsJSON(r *http.Request) bool {

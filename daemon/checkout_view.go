@@ -48,6 +48,8 @@ type checkoutView struct {
 	ExternalCustomerID string
 	// Live is the wallet section of a live-mode page (checkout_live.go).
 	Live *liveView
+	// Coupon is a test-mode plan page's coupon form (checkout_coupon.go).
+	Coupon *couponView
 }
 
 // fact is one row of a details list; Datetime (RFC 3339) makes it a
@@ -281,6 +283,8 @@ func paymentError(e *apperr.Error) *payError {
 		}
 	case apperr.InvoiceNotOpen:
 		pe.Title, pe.Message = "This invoice cannot be paid", "It has already been paid, or the merchant has cancelled it."
+	case apperr.InvalidCoupon:
+		pe.Title, pe.Message = "This coupon cannot be used", "It is unknown, expired, used up, or not for this plan. Nothing was charged: pay without it, or try another code."
 	case apperr.AlreadySubscribed:
 		pe.Title, pe.Message = "Already subscribed", "You already have an active subscription to this plan, so there is nothing to pay."
 	case apperr.InvalidRequest:
