@@ -189,6 +189,7 @@ func NewRootCmd(f *Factory) *cobra.Command {
 		newPaymentsCmd(f),
 		newSubscriptionsCmd(f),
 		newCheckoutCmd(f),
+		newPortalCmd(f, nil),
 		newClockCmd(f),
 		newTriggerCmd(f),
 		newCompletionCmd(f),

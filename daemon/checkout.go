@@ -3,9 +3,7 @@ package daemon
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
 	_ "embed"
-	"encoding/base64"
 	"errors"
 	"html/template"
 	"net/http"
@@ -14,6 +12,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/tollgatehq/tollgate/daemon/web"
 	"github.com/tollgatehq/tollgate/internal/apperr"
 	"github.com/tollgatehq/tollgate/internal/checkout"
 	"github.com/tollgatehq/tollgate/internal/store"
@@ -42,21 +41,14 @@ type checkoutPages struct {
 }
 
 func parseCheckoutTemplate() *checkoutPages {
-	start := strings.Index(checkoutHTML, "<style>")
-	end := strings.Index(checkoutHTML, "</style>")
-	if start < 0 || end < start {
-		panic("checkout.html has no <style> element")
-	}
-	sum := sha256.Sum256([]byte(checkoutHTML[start+len("<style>") : end]))
-	style := "style-src 'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'"
-	const rest = "; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+	style := web.Hash([]byte(web.InlineStyle(checkoutHTML)))
 	script, scriptHash := liveScript()
 	return &checkoutPages{
 		liveScript: script,
 		tmpl:       withLiveSection(template.Must(template.New("checkout").Parse(checkoutHTML))),
 		buffers:    &sync.Pool{New: func() any { return new(bytes.Buffer) }},
-		csp:        "default-src 'none'; " + style + rest,
-		liveCSP:    "default-src 'none'; " + style + "; script-src " + scriptHash + "; connect-src 'self'" + rest,
+		csp:        web.Policy(style),
+		liveCSP:    web.Policy(style, scriptHash),
 	}
 }
 
@@ -135,11 +127,7 @@ func (s *Server) writePage(w http.ResponseWriter, status int, v checkoutView) {
 	if v.Live != nil {
 		csp = s.checkout.liveCSP
 	}
-	h.Set("Content-Security-Policy", csp)
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("X-Frame-Options", "DENY")
-	h.Set("Referrer-Policy", "no-referrer")
-	h.Set("Cache-Control", "no-store")
+	web.SetHeaders(h, csp)
 	if status == http.StatusServiceUnavailable {
 		h.Set("Retry-After", strconv.Itoa(unavailableRetryAfter))
 	}
@@ -173,11 +161,7 @@ func (s *Server) checkoutView(ctx context.Context, id, subscriptionID, ext strin
 // daemon served below a prefix by a proxy still gets its forms and
 // redirects; payURL is where the page's forms post.
 func (s *Server) pagePath(id string) string {
-	prefix := ""
-	if u, err := url.Parse(s.baseURL); err == nil {
-		prefix = strings.TrimSuffix(u.EscapedPath(), "/")
-	}
-	return prefix + "/checkout/" + url.PathEscape(id)
+	return s.pathPrefix() + "/checkout/" + url.PathEscape(id)
 }
 
 func (s *Server) payURL(id string) string { return s.pagePath(id) + "/pay" }

@@ -69,6 +69,24 @@ func (p pageResp) is(t *testing.T, status int, wants []string, nots ...string) {
 	if p.status != status {
 		t.Fatalf("status %d, want %d:\n%s", p.status, status, p.body)
 	}
+	p.secure(t)
+	if n := strings.Count(p.body, "<h1"); n != 1 {
+		t.Fatalf("%d h1 elements", n)
+	}
+	for _, want := range []string{`<html lang="en">`, "<main", "<header>", "<footer>", `name="viewport"`} {
+		if !strings.Contains(p.body, want) {
+			t.Fatalf("page lacks %q", want)
+		}
+	}
+	p.has(t, wants, nots...)
+}
+
+// secure asserts the headers of every page (checkout, portal) and what
+// its policy implies: a CSP that admits exactly the page's one style
+// element and no script, and no script, inline style attribute or
+// external asset in the page.
+func (p pageResp) secure(t *testing.T) {
+	t.Helper()
 	for h, want := range map[string]string{"Content-Type": "text/html; charset=utf-8", "X-Content-Type-Options": "nosniff",
 		"Referrer-Policy": "no-referrer", "Cache-Control": "no-store", "X-Frame-Options": "DENY"} {
 		if got := p.header.Get(h); got != want {
@@ -90,19 +108,16 @@ func (p pageResp) is(t *testing.T, status int, wants []string, nots ...string) {
 	if strings.Contains(csp, "unsafe-inline") || strings.Contains(csp, "script-src") {
 		t.Fatalf("CSP %q admits inline code or scripts", csp)
 	}
-	if n := strings.Count(p.body, "<h1"); n != 1 {
-		t.Fatalf("%d h1 elements", n)
-	}
 	for _, bad := range []string{"<script", " style=", "src=", "http://", "https://", "<main id=\"content\">\n</main>"} {
 		if strings.Contains(p.body, bad) {
 			t.Fatalf("page contains %q:\n%s", bad, p.body)
 		}
 	}
-	for _, want := range []string{`<html lang="en">`, "<main", "<header>", "<footer>", `name="viewport"`} {
-		if !strings.Contains(p.body, want) {
-			t.Fatalf("page lacks %q", want)
-		}
-	}
+}
+
+// has asserts the body has every want and none of the nots.
+func (p pageResp) has(t *testing.T, wants []string, nots ...string) {
+	t.Helper()
 	for _, want := range wants {
 		if !strings.Contains(p.body, want) {
 			t.Fatalf("page lacks %q:\n%s", want, p.body)

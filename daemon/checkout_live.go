@@ -2,9 +2,7 @@ package daemon
 
 import (
 	"context"
-	"crypto/sha256"
 	"embed"
-	"encoding/base64"
 	"html/template"
 	"math/big"
 	"net/http"
@@ -13,6 +11,7 @@ import (
 
 	"github.com/ethereum/go-ethereum/common"
 
+	"github.com/tollgatehq/tollgate/daemon/web"
 	"github.com/tollgatehq/tollgate/internal/apperr"
 	"github.com/tollgatehq/tollgate/internal/chain"
 	"github.com/tollgatehq/tollgate/internal/chainrail"
@@ -41,8 +40,7 @@ func liveScript() (template.JS, string) {
 	if err != nil {
 		panic(err)
 	}
-	sum := sha256.Sum256(b)
-	return template.JS(b), "'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'"
+	return template.JS(b), web.Hash(b)
 }
 
 // withLiveSection adds the live section's template to the page's.

@@ -233,6 +233,10 @@ func (s *Server) limitAnonymous(next http.Handler) http.Handler {
 			d, err := s.limiter.Allow(r.Context(), key, class)
 			if err == nil && !d.Allowed {
 				secs := max(int(math.Ceil(d.RetryAfter.Seconds())), 1)
+				if strings.HasPrefix(r.URL.Path, "/portal") {
+					s.portalTooMany(w, r, secs)
+					return
+				}
 				w.Header().Set("Retry-After", strconv.Itoa(secs))
 				dropBody(w, r)
 				writeError(w, r, s.log, apperr.New(apperr.RateLimited,

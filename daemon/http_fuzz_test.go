@@ -70,6 +70,11 @@ var fuzzRoutes = []fuzzRoute{
 	{"GET", "/v1/coupons", "query"},
 	{"POST", "/v1/coupons/{}/archive", "json"},
 	{"POST", "/v1/subscriptions/{}/discount", "json"},
+	{"POST", "/v1/portal_sessions", "json"},
+	{"GET", "/portal/{}", "query"},
+	{"GET", "/portal/{ps}/payments/{}", "query"},
+	{"GET", "/portal/{ps}/payments", "query"},
+	{"POST", "/portal/{ps}/subscriptions/{}/cancel", "form"},
 }
 
 // FuzzHTTP drives the daemon's handlers, over a real database, with
@@ -99,6 +104,11 @@ func FuzzHTTP(f *testing.F) {
 		f.Fatal(err)
 	}
 	cus := g.CustomerID
+	ps, err := c.CreatePortalSession(ctx, client.PortalSessionParams{CustomerID: cus})
+	if err != nil {
+		f.Fatal(err)
+	}
+	portalToken := strings.TrimPrefix(ps.URL, b.url+"/portal/")
 
 	for _, s := range []struct {
 		route  uint8
@@ -156,13 +166,19 @@ func FuzzHTTP(f *testing.F) {
 		{39, "", `{"type":"credit_balance_below","threshold":5,"external_customer_id":"u9"}`, ""},
 		{40, "", "limit=3", ""},
 		{41, "alert_x", "", ""},
+		{42, "", `{"customer_id":"` + cus + `","plans":["price_x"],"return_url":"https://a.example/"}`, ""},
+		{43, portalToken, "done=canceled", ""},
+		{43, "\x00", "", ""},
+		{44, "pay_x", "", ""},
+		{45, "", "before=2026-01-01T00:00:00Z", ""},
+		{46, "sub_x", "csrf_token=x", ""},
 	} {
 		f.Add(s.route, s.seg, []byte(s.input), s.header)
 	}
 
 	f.Fuzz(func(t *testing.T, routeN uint8, seg string, input []byte, header string) {
 		rt := fuzzRoutes[int(routeN)%len(fuzzRoutes)]
-		path := strings.ReplaceAll(rt.path, "{cus}", cus)
+		path := strings.ReplaceAll(strings.ReplaceAll(rt.path, "{cus}", cus), "{ps}", portalToken)
 		path = strings.ReplaceAll(path, "{}", url.PathEscape(seg))
 		var body io.Reader
 		ctype := ""
@@ -205,7 +221,7 @@ func FuzzHTTP(f *testing.F) {
 			return
 		}
 		switch {
-		case strings.HasPrefix(rt.path, "/checkout/") && strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html"):
+		case (strings.HasPrefix(rt.path, "/checkout/") || strings.HasPrefix(rt.path, "/portal/")) && strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html"):
 		case strings.HasPrefix(rt.path, "/oauth/") && strings.Contains(string(out), `"error":"`):
 		case rt.path == "/oauth/authorize" && strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html"):
 		default:

@@ -24,6 +24,7 @@ var wantTools = []string{
 	"create_plan", "get_invoice", "get_payment", "get_subscription", "advance_test_clock",
 	"get_usage", "cancel_meter_event", "create_alert", "list_alerts", "change_subscription", "preview_subscription_change",
 	"create_coupon", "list_coupons",
+	"create_portal_session",
 }
 
 // The official Go SDK's client, with a static key, at every protocol
@@ -168,6 +169,9 @@ func callEveryTool(t *testing.T, s *mcp.ClientSession) {
 	}
 	if l := ok("list_coupons", map[string]any{"limit": 10}); len(l["data"].([]any)) == 0 {
 		t.Fatalf("list_coupons: %v", l)
+	}
+	if ps := ok("create_portal_session", map[string]any{"customer_id": cus}); ps["object"] != "portal_session" || !strings.Contains(ps["url"].(string), "/portal/") {
+		t.Fatalf("create_portal_session: %v", ps)
 	}
 	if c := ok("cancel_meter_event", map[string]any{"id": ev["id"]}); c["id"] != ev["id"] || c["cancelled_at"] == nil {
 		t.Fatalf("cancel_meter_event: %v", c)

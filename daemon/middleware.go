@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/felixge/httpsnoop"
@@ -12,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/tollgatehq/tollgate/daemon/web"
 	"github.com/tollgatehq/tollgate/internal/id"
 	"github.com/tollgatehq/tollgate/internal/store"
 )
@@ -118,7 +120,19 @@ func methodLabel(m string) string {
 func (s *Server) chain(mux http.Handler) http.Handler {
 	h := s.limitAnonymous(handlers.ProxyHeaders(mux))
 	h = handlers.RecoveryHandler(handlers.RecoveryLogger(recoveryLogger{s.log}), handlers.PrintRecoveryStack(true))(h)
-	return s.instrument(s.shedAnonymous(h))
+	return s.instrument(s.pageHeaders(s.shedAnonymous(h)))
+}
+
+// pageHeaders gives every answer under /portal the pages' security
+// headers before anything else runs, so a refusal by the middleware (rate
+// limit, shedding) carries them too.
+func (s *Server) pageHeaders(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/portal" || strings.HasPrefix(r.URL.Path, "/portal/") {
+			web.SetHeaders(w.Header(), s.portalPages.Policy())
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 type recoveryLogger struct{ log *slog.Logger }

@@ -82,6 +82,7 @@ var tagDocs = map[string]string{
 	"Plans":         "Subscription plans: a product and its price, paid at their hosted checkout_url.",
 	"Test clocks":   "Test mode's per-merchant clock, moved forward to run renewals, dunning and expiry.",
 	"Coupons":       "Percent or amount off subscriptions' charges, redeemed at checkout or applied to a subscription.",
+	"Portal":        "Links to the customer portal, where a customer manages their own subscriptions.",
 }
 
 // errs are codes with their statuses from the one status table.
@@ -104,6 +105,9 @@ var (
 			"answers the first result, status and body, and does nothing again, even when the first answer was lost (a 503 or a " +
 			"dropped connection after the write committed). The same key with other parameters is 400 invalid_request. Keys are " +
 			"kept per merchant, mode and operation."}
+	unrecordedKeyHeader = apispec.Param{Name: "Idempotency-Key", In: "header",
+		Doc: "Checked (up to 255 characters) but not recorded: the answer holds a secret that is never stored, so a retry makes " +
+			"another session; the first one's link expires unused."}
 	idempotencyHeader = apispec.Param{Name: "Idempotency-Key", In: "header",
 		Doc: "Instead of idempotency_key in the body (a single event only, for meter events); both must agree when both are sent."}
 )

@@ -58,6 +58,10 @@ type operation struct {
 	// in its transaction (the run writes in c.tx), and a retry with the key
 	// answers it again.
 	ownKeys bool
+	// secret marks a POST whose answer carries a secret shown once (a
+	// portal link): it is never recorded, so the Idempotency-Key header is
+	// checked but not kept, and a retry makes a new secret.
+	secret bool
 	// body is what a POST's body may be: required (the default), optional
 	// (empty means {}) or none (not read).
 	body bodyKind
@@ -154,6 +158,7 @@ func apiOperations() []operation {
 		invoiceOperations(), meterOperations(), meterEventOperations(), creditOperations(), paymentOperations(),
 		subscriptionOperations(), subscriptionChangeOperations(), eventOperations(), featureOperations(), entitlementOperations(),
 		customerOperations(), planOperations(), testClockOperations(), usageOperations(), alertOperations(), couponOperations(),
+		portalOperations(),
 	} {
 		ops = append(ops, noun...)
 	}
@@ -164,7 +169,7 @@ func apiOperations() []operation {
 func (o operation) writes() bool { return strings.HasPrefix(o.pattern, "POST ") }
 
 // keyed reports whether the table records the operation's Idempotency-Key.
-func (o operation) keyed() bool { return o.writes() && !o.ownKeys }
+func (o operation) keyed() bool { return o.writes() && !o.ownKeys && !o.secret }
 
 // route is the operation's row of the route table.
 func (o operation) route(s *Server) route {
@@ -338,8 +343,11 @@ func operationDocs() map[string]apispec.Operation {
 	ops := map[string]apispec.Operation{}
 	for _, o := range apiOperations() {
 		doc := o.doc
-		if o.keyed() {
+		switch {
+		case o.keyed():
 			doc.Params = append(slices.Clip(doc.Params), keyHeader)
+		case o.secret:
+			doc.Params = append(slices.Clip(doc.Params), unrecordedKeyHeader)
 		}
 		// Every write refuses an Idempotency-Key that is not a key.
 		if o.writes() && !slices.ContainsFunc(doc.Errors, func(e apispec.ErrorCase) bool { return e.Code == string(apperr.InvalidRequest) }) {

@@ -10,6 +10,8 @@ import (
 
 	"github.com/gorilla/handlers"
 
+	"github.com/tollgatehq/tollgate/daemon/web"
+
 	"github.com/tollgatehq/tollgate/internal/apperr"
 	"github.com/tollgatehq/tollgate/internal/auth"
 	"github.com/tollgatehq/tollgate/internal/chainrail"
@@ -45,6 +47,11 @@ type Server struct {
 	onchain *chainrail.Rail
 	// checkout renders the hosted checkout pages.
 	checkout *checkoutPages
+	// portalPages renders the customer portal (portal.go); forms checks
+	// its posts; webLimit is its per-link rate limit.
+	portalPages *web.Pages
+	forms       *web.Forms
+	webLimit    web.SessionLimit
 	// mcp is the tool server's SDK handler; toolsByName its registry.
 	mcp         http.Handler
 	toolsByName map[string]tool
@@ -72,6 +79,9 @@ func NewServer(cfg Config, db *store.DB, log *slog.Logger, limiter ratelimit.Lim
 	}
 	s.money = s.newMoney()
 	s.checkout = parseCheckoutTemplate()
+	s.portalPages = newPortalPages()
+	s.forms = web.NewForms(baseOrigin(cfg.BaseURL))
+	s.webLimit = web.SessionLimit{Limiter: limiter, Off: !cfg.RateLimits}
 	s.toolsByName = map[string]tool{}
 	for _, t := range toolTable() {
 		s.toolsByName[t.name] = t
@@ -164,7 +174,7 @@ func (s *Server) allRoutes() []route {
 	for _, o := range apiOperations() {
 		rows = append(rows, o.route(s))
 	}
-	return append(append(append(rows, s.routes()...), s.oauthRoutes()...), s.toolRoutes()...)
+	return append(append(append(append(rows, s.routes()...), s.portalRoutes()...), s.oauthRoutes()...), s.toolRoutes()...)
 }
 
 // route adapts a table row to an http.Handler: route labelling, the checks

@@ -66,7 +66,6 @@ func TestPlanChangeDrivenByTestClock(t *testing.T) {
 	}
 }
 
-
 // An immediate downgrade races the renewal at the period's end: whichever
 // takes the subscription's row first, the period is charged once, the plan
 // ends up the new one, and the charge and the credit agree with the order

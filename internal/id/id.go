@@ -4,6 +4,7 @@ package id
 
 import (
 	"crypto/rand"
+	"crypto/sha256"
 	"strings"
 	"time"
 )
@@ -51,4 +52,18 @@ func Random(n int) string {
 		}
 	}
 	return b.String()
+}
+
+// TokenLen is the length of a Token: 43 base62 characters carry 256 bits.
+const TokenLen = 43
+
+// Token returns a bearer secret for a link or a browser session (256
+// random bits). It is shown once and stored only as HashToken's digest, so
+// a copy of the database opens nothing.
+func Token() string { return Random(TokenLen) }
+
+// HashToken is the SHA-256 digest a token is stored and looked up by.
+func HashToken(token string) []byte {
+	sum := sha256.Sum256([]byte(token))
+	return sum[:]
 }

@@ -190,3 +190,18 @@ func optTime(t *time.Time) *string {
 	s := stamp(*t)
 	return &s
 }
+
+// ListForCustomer returns a page of the scope's payments of customerID,
+// newest first, with List's cursor semantics (an index per customer keeps
+// it from scanning the merchant's payments).
+func ListForCustomer(ctx context.Context, q store.Querier, s tenant.Scope, customerID string, p page.Params) (page.Result[Payment], error) {
+	where, args := p.Where(4)
+	rows := []Payment{}
+	err := q.SelectContext(ctx, &rows, `SELECT `+columns+` FROM payments
+		WHERE merchant_id = $1 AND mode = $2 AND customer_id = $3 AND `+where+` `+p.Order(),
+		append([]any{s.MerchantID, s.Mode, customerID}, args...)...)
+	if err != nil {
+		return page.Result[Payment]{}, store.Translate(err)
+	}
+	return page.Build(rows, p, Payment.Position), nil
+}

@@ -34,7 +34,7 @@ func TestDefaultLimits(t *testing.T) {
 	want := map[Class]int{
 		"list": 120, "create": 60, "credit_debits": 120, "meter_events": 600,
 		"entitlement_checks": 600, "credit_balance": 240, "mcp": 120, "catalog": 120,
-		"anonymous": 1200, "oauth_register": 60,
+		"anonymous": 1200, "oauth_register": 60, "web_session": 300,
 	}
 	got := DefaultLimits()
 	if len(got) != len(want) {

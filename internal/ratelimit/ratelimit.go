@@ -48,6 +48,9 @@ const (
 	// without a credential (checkout, the OAuth server, the portal),
 	// counted per peer address rather than per credential.
 	ClassAnonymous Class = "anonymous"
+	// ClassWebSession covers the requests of one browser session of the
+	// customer portal (per link), on top of ClassAnonymous per address.
+	ClassWebSession Class = "web_session"
 	// ClassRegister covers OAuth dynamic client registration, per peer
 	// address, on top of ClassAnonymous: each one is a stored row.
 	ClassRegister Class = "oauth_register"
@@ -68,6 +71,7 @@ func DefaultLimits() map[Class]int {
 		ClassCatalog:          120,
 		ClassAnonymous:        1200,
 		ClassRegister:         60,
+		ClassWebSession:       300,
 	}
 }
 

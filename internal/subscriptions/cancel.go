@@ -75,6 +75,33 @@ func CancelTx(ctx context.Context, tx *store.Tx, s tenant.Scope, subscriptionID 
 	return x, err
 }
 
+// UndoCancel takes back a cancellation at the period's end (cancel_at is
+// cleared, so the subscription renews as before), in a transaction of its
+// own. A subscription not set to cancel is returned unchanged. Fails with
+// resource_not_found, or invalid_request when it has ended. Like cancelling
+// at the period's end, it emits no event of its own: the subscription's
+// state is read from the API, and its end emits subscription.expired.
+func UndoCancel(ctx context.Context, db *store.DB, s tenant.Scope, subscriptionID string) (Subscription, error) {
+	return store.InTx(ctx, db, func(tx *store.Tx) (Subscription, error) {
+		x, err := lock(ctx, tx, s, subscriptionID)
+		if err != nil {
+			return Subscription{}, err
+		}
+		if !x.Live() {
+			return Subscription{}, apperr.Field("subscription", "%s is %s already", x.ID, x.Status)
+		}
+		if x.CancelAt == nil {
+			return x, nil
+		}
+		x.CancelAt = nil
+		saved, err := save(ctx, tx, x)
+		if err != nil {
+			return Subscription{}, err
+		}
+		return saved[0], nil
+	})
+}
+
 // Upcoming previews the scope's subscription's next charge at now, charging
 // nothing: a licensed plan's next renewal (or the charge dunning is
 // collecting), a metered plan's current period rated with the usage so far

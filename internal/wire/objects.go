@@ -348,3 +348,14 @@ type PlanMigration struct {
 	AmountAfter   string `json:"amount_after"`
 	Effective     string `json:"effective"` // "period_end"
 }
+
+// PortalSession is a customer portal link (POST /v1/portal_sessions). Its
+// url carries the session's secret and is shown in this answer only.
+type PortalSession struct {
+	Object     string  `json:"object"` // "portal_session"
+	ID         string  `json:"id"`
+	CustomerID string  `json:"customer_id"`
+	URL        string  `json:"url" doc:"The portal's link for this customer, good for one hour; send the customer there."`
+	ReturnURL  *string `json:"return_url"`
+	ExpiresAt  string  `json:"expires_at"`
+}

@@ -215,3 +215,12 @@ type PlanMigrationRequest struct {
 	To      string `json:"to" doc:"The plan the subscribers move to at their period's end (price_…), of the same usage_type."`
 	Preview *bool  `json:"preview,omitempty" doc:"true: count and sum, and schedule nothing."`
 }
+
+// PortalSessionRequest is POST /v1/portal_sessions and the
+// create_portal_session tool.
+type PortalSessionRequest struct {
+	CustomerID         *string  `json:"customer_id,omitempty" doc:"The customer (cus_…); or external_customer_id."`
+	ExternalCustomerID *string  `json:"external_customer_id,omitempty" doc:"The customer by your own id; it must exist." schema:"maxLength=255"`
+	ReturnURL          *string  `json:"return_url,omitempty" doc:"Where the portal's back link leads: https (http only for localhost)." schema:"maxLength=2048"`
+	Plans              []string `json:"plans,omitempty" doc:"Plans (price_…) the customer may switch to in the portal; none: no switching." schema:"maxItems=20"`
+}

@@ -1,0 +1,344 @@
+package daemon
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/tollgatehq/tollgate/daemon/web"
+	"github.com/tollgatehq/tollgate/internal/credits"
+	"github.com/tollgatehq/tollgate/internal/money"
+	"github.com/tollgatehq/tollgate/internal/page"
+	"github.com/tollgatehq/tollgate/internal/payments"
+	"github.com/tollgatehq/tollgate/internal/portal"
+	"github.com/tollgatehq/tollgate/internal/rail"
+	"github.com/tollgatehq/tollgate/internal/subscriptions"
+	"github.com/tollgatehq/tollgate/internal/tenant"
+	"github.com/tollgatehq/tollgate/internal/wire"
+)
+
+// The portal's read pages: the overview, payments and a receipt (usage is
+// portal_usage.go's).
+
+// overviewView is the overview page's body.
+type overviewView struct {
+	Subscriptions []subscriptionView
+	Balance       string
+	HasCredits    bool
+	Ledger        []ledgerRow
+	Features      []featureRow
+	Payments      []paymentRow
+	MorePayments  bool
+	PaymentsURL   string
+}
+
+type subscriptionView struct {
+	ID, Product, PlanID, Status, StatusText string
+	Price                                   string // "12.00 USDC per month", "up to 50.00 USDC per month"
+	Payer                                   string
+	Period                                  string
+	EndsOn                                  string // set to cancel at the period's end
+	Ended                                   string
+	Next                                    *chargeView
+	Live                                    bool
+	// Actions: the forms' addresses; empty when the action does not apply.
+	CancelURL, UndoURL, ChangeURL, PayerURL string
+	Plans                                   []planOption
+	Wallets                                 []walletButton
+}
+
+type chargeView struct {
+	Amount, At, Note string
+	Lines            []lineRow
+}
+
+type lineRow struct{ Description, Quantity, Amount string }
+
+type planOption struct{ ID, Label string }
+
+type ledgerRow struct{ When, What, Amount string }
+
+type featureRow struct{ Name, Key, Status, Limit string }
+
+type paymentRow struct{ ID, When, Amount, Status, What, URL string }
+
+func (s *Server) portalOverview(w http.ResponseWriter, r *http.Request) {
+	pr, ok := s.openPortal(w, r)
+	if !ok {
+		return
+	}
+	v, err := s.overview(r, pr)
+	if err != nil {
+		s.portalFailure(w, r, err)
+		return
+	}
+	f := pr.frame("Your account", "Overview")
+	f.Notice = portalNotice(r.URL.Query().Get("done"))
+	f.Body = v
+	s.renderPortal(w, r, portalOverviewPage, f)
+}
+
+// overview reads what the overview shows: bounded reads only (a page of
+// subscriptions, the newest ledger entries and payments).
+func (s *Server) overview(r *http.Request, pr portalRequest) (overviewView, error) {
+	ctx := r.Context()
+	subs, err := portal.Subscriptions(ctx, s.db, pr.Open)
+	if err != nil {
+		return overviewView{}, err
+	}
+	plans, err := portal.Plans(ctx, s.db, pr.Open)
+	if err != nil {
+		return overviewView{}, err
+	}
+	v := overviewView{PaymentsURL: pr.base + "/payments"}
+	for _, x := range subs {
+		sv := s.portalSubscription(pr, x, plans)
+		if x.Live() {
+			if up, err := subscriptions.Upcoming(ctx, s.db, pr.Scope(), x.ID, pr.Now); err == nil {
+				sv.Next = chargeOf(up)
+			}
+		}
+		v.Subscriptions = append(v.Subscriptions, sv)
+	}
+	b, err := credits.GetBalance(ctx, s.db, pr.Scope(), pr.CustomerID, pr.Now)
+	if err != nil {
+		return overviewView{}, err
+	}
+	v.HasCredits, v.Balance = b.AccountID != "", creditAmount(b.Balance)
+	ledger, err := portal.Ledger(ctx, s.db, pr.Open)
+	if err != nil {
+		return overviewView{}, err
+	}
+	for _, e := range ledger {
+		what := map[string]string{"grant": "Granted", "debit": "Used", "expiry": "Expired"}[e.Kind]
+		if e.Reason != nil && *e.Reason != "" {
+			what += ": " + *e.Reason
+		}
+		v.Ledger = append(v.Ledger, ledgerRow{When: day(e.EffectiveAt), What: what, Amount: creditAmount(e.Amount)})
+	}
+	fs, err := portal.Features(ctx, s.db, pr.Open)
+	if err != nil {
+		return overviewView{}, err
+	}
+	for _, f := range fs {
+		row := featureRow{Name: f.Name, Key: f.Key, Status: featureStatus(f)}
+		if f.Limit != nil {
+			row.Limit = *f.Limit
+		}
+		v.Features = append(v.Features, row)
+	}
+	ps, err := portal.Payments(ctx, s.db, pr.Open, page.Params{Limit: portal.RecentPayments})
+	if err != nil {
+		return overviewView{}, err
+	}
+	for _, p := range ps.Items {
+		v.Payments = append(v.Payments, paymentRowOf(pr, p))
+	}
+	v.MorePayments = ps.HasMore
+	return v, nil
+}
+
+// creditAmount shows a credit amount: credits are counted in USDC base units.
+func creditAmount(a money.Amount) string { return usdc(a) }
+
+func featureStatus(f portal.Feature) string {
+	switch {
+	case f.Entitled && f.Reason == "grace":
+		return "Active (payment overdue)"
+	case f.Entitled:
+		return "Active"
+	case f.Reason == "not_started":
+		return "Starts " + day(f.StartsAt)
+	}
+	return "Ended"
+}
+
+func (s *Server) portalSubscription(pr portalRequest, x portal.Subscription, plans []portal.Plan) subscriptionView {
+	sv := subscriptionView{ID: x.ID, PlanID: x.PlanID, Status: x.Status, StatusText: statusText(x.Status), Live: x.Live(), Product: x.PlanID}
+	if x.ProductName != nil {
+		sv.Product = *x.ProductName
+	}
+	if x.Amount != nil && x.Interval != nil {
+		sv.Price = usdc(*x.Amount) + " per " + periodText(*x.Interval, x.IntervalDays)
+		if x.Metered() {
+			sv.Price = "Usage, up to " + sv.Price
+		}
+	}
+	if x.Payer != nil {
+		sv.Payer = *x.Payer
+	}
+	if x.CurrentPeriodStart != nil && x.CurrentPeriodEnd != nil {
+		sv.Period = day(*x.CurrentPeriodStart) + " – " + day(*x.CurrentPeriodEnd)
+	}
+	if x.EndedAt != nil {
+		sv.Ended = day(*x.EndedAt)
+	}
+	if !x.Live() {
+		return sv
+	}
+	act := pr.base + "/subscriptions/" + x.ID
+	if x.CancelAt != nil {
+		sv.EndsOn, sv.UndoURL = day(*x.CancelAt), act+"/undo-cancel"
+	} else {
+		sv.CancelURL = act + "/cancel"
+	}
+	if pr.Mode == tenant.Test {
+		sv.PayerURL = act + "/payer"
+		for _, a := range rail.MagicWallets() {
+			if a != sv.Payer {
+				sv.Wallets = append(sv.Wallets, walletButton{Address: a, Label: walletLabel(a)})
+			}
+		}
+	}
+	return sv
+}
+
+// chargeOf shows an upcoming charge with its lines so far.
+func chargeOf(up wire.Payment) *chargeView {
+	c := &chargeView{Amount: wireUSDC(up.Amount)}
+	if up.PeriodEnd != nil {
+		if t, err := time.Parse(time.RFC3339, *up.PeriodEnd); err == nil {
+			c.At = day(t)
+		}
+	}
+	for _, l := range up.Lines {
+		row := lineRow{Description: l.Description, Amount: wireUSDC(l.Amount)}
+		if l.Quantity != nil {
+			row.Quantity = *l.Quantity
+		}
+		c.Lines = append(c.Lines, row)
+	}
+	return c
+}
+
+// wireUSDC shows a wire amount (base units as text) in USDC.
+func wireUSDC(s string) string {
+	a, err := money.Parse(s)
+	if err != nil {
+		return s
+	}
+	return usdc(a)
+}
+
+func paymentRowOf(pr portalRequest, p payments.Payment) paymentRow {
+	row := paymentRow{ID: p.ID, When: day(p.CreatedAt), Amount: usdc(p.Amount), Status: p.Status, URL: pr.base + "/payments/" + p.ID}
+	switch {
+	case p.SubscriptionID != nil:
+		row.What = "Subscription " + *p.SubscriptionID
+	case p.InvoiceID != nil:
+		row.What = "Invoice " + *p.InvoiceID
+	}
+	return row
+}
+
+// paymentsView is the payments page's body: one page, newest first.
+type paymentsView struct {
+	Payments []paymentRow
+	NextURL  string
+}
+
+func (s *Server) portalPayments(w http.ResponseWriter, r *http.Request) {
+	pr, ok := s.openPortal(w, r)
+	if !ok {
+		return
+	}
+	params := page.Params{Limit: portal.PaymentsPerPage}
+	if b := r.URL.Query().Get("before"); b != "" {
+		c, err := page.ParseCursor(b)
+		if err != nil {
+			s.portalMissing(w, r)
+			return
+		}
+		params.Before = &c
+	}
+	ps, err := portal.Payments(r.Context(), s.db, pr.Open, params)
+	if err != nil {
+		s.portalFailure(w, r, err)
+		return
+	}
+	v := paymentsView{}
+	for _, p := range ps.Items {
+		v.Payments = append(v.Payments, paymentRowOf(pr, p))
+	}
+	if ps.Next != nil {
+		v.NextURL = pr.base + "/payments?before=" + ps.Next.String()
+	}
+	f := pr.frame("Payments", "Payments")
+	f.Body = v
+	s.renderPortal(w, r, portalPaymentsPage, f)
+}
+
+// receiptView is a payment's receipt.
+type receiptView struct {
+	Merchant string
+	Facts    []fact
+	Lines    []lineRow
+	Amount   string
+	Refunded string
+}
+
+func (s *Server) portalReceipt(w http.ResponseWriter, r *http.Request) {
+	pr, ok := s.openPortal(w, r)
+	if !ok {
+		return
+	}
+	p, err := pr.Payment(r.Context(), s.db, r.PathValue("id"))
+	if err != nil {
+		s.portalFailure(w, r, err)
+		return
+	}
+	v := receiptView{Merchant: merchantOr(pr.Merchant), Amount: usdc(p.Amount)}
+	v.Facts = append(v.Facts, fact{Label: "Receipt for payment", Value: p.ID, ID: "payment-id", Code: true})
+	if p.ConfirmedAt != nil {
+		v.Facts = append(v.Facts, timeFact("Paid on", "paid-at", *p.ConfirmedAt, stamp))
+	}
+	v.Facts = append(v.Facts, fact{Label: "Status", Value: p.Status, ID: "payment-status"})
+	if p.SubscriptionID != nil {
+		v.Facts = append(v.Facts, fact{Label: "Subscription", Value: *p.SubscriptionID, ID: "subscription-id", Code: true})
+	}
+	if p.InvoiceID != nil {
+		v.Facts = append(v.Facts, fact{Label: "Invoice", Value: *p.InvoiceID, ID: "invoice-id", Code: true})
+	}
+	if p.PeriodStart != nil && p.PeriodEnd != nil {
+		v.Facts = append(v.Facts, fact{Label: "Period", Value: day(*p.PeriodStart) + " – " + day(*p.PeriodEnd), ID: "period"})
+	}
+	if p.Payer != nil {
+		v.Facts = append(v.Facts, fact{Label: "From wallet", Value: *p.Payer, ID: "payer", Code: true})
+	}
+	if p.Payee != nil {
+		v.Facts = append(v.Facts, fact{Label: "To wallet", Value: *p.Payee, ID: "payee", Code: true})
+	}
+	if p.TxHash != nil {
+		v.Facts = append(v.Facts, fact{Label: "Transaction", Value: *p.TxHash, ID: "tx-hash", Code: true})
+	}
+	v.Facts = append(v.Facts, fact{Label: "Network", Value: networkText(p.Network), ID: "network"})
+	for _, l := range wire.StoredLines(p.Lines) {
+		row := lineRow{Description: l.Description, Amount: wireUSDC(l.Amount)}
+		if l.Quantity != nil {
+			row.Quantity = *l.Quantity
+		}
+		v.Lines = append(v.Lines, row)
+	}
+	if p.AmountRefunded > 0 {
+		v.Refunded = usdc(p.AmountRefunded)
+	}
+	f := pr.frame("Receipt "+p.ID, "Payments")
+	f.Body = v
+	s.renderPortal(w, r, portalReceiptPage, f)
+}
+
+// portalNotice is the notice after an action (?done=…): fixed words, so
+// nothing of the request is echoed.
+func portalNotice(done string) *web.Notice {
+	text, ok := map[string]string{
+		"canceled":   "Your subscription will end at the end of the current period.",
+		"resumed":    "Your subscription will continue: the cancellation was undone.",
+		"changed":    "Your plan was changed.",
+		"scheduled":  "Your plan will change at the end of the current period.",
+		"discounted": "The coupon was applied.",
+		"payer":      "The paying wallet was replaced.",
+	}[done]
+	if !ok {
+		return nil
+	}
+	return &web.Notice{ID: "done-notice", Text: text, Done: true}
+}
