@@ -34,10 +34,11 @@ const (
 	portalUsagePage    = "pages/portal_usage.html"
 	portalPaymentsPage = "pages/portal_payments.html"
 	portalReceiptPage  = "pages/portal_receipt.html"
+	portalChangePage   = "pages/portal_change.html"
 )
 
 func newPortalPages() *web.Pages {
-	return web.NewPages(portalFS, template.FuncMap{}, portalOverviewPage, portalUsagePage, portalPaymentsPage, portalReceiptPage)
+	return web.NewPages(portalFS, template.FuncMap{}, portalOverviewPage, portalUsagePage, portalPaymentsPage, portalReceiptPage, portalChangePage)
 }
 
 // portalRoutes are the portal's rows of the route table.
@@ -47,6 +48,7 @@ func (s *Server) portalRoutes() []route {
 		{pattern: "GET /portal/{token}/usage", plain: s.portalUsage, missing: s.portalMissing},
 		{pattern: "GET /portal/{token}/payments", plain: s.portalPayments, missing: s.portalMissing},
 		{pattern: "GET /portal/{token}/payments/{id}", plain: s.portalReceipt, missing: s.portalMissing},
+		{pattern: "GET /portal/{token}/subscriptions/{id}/change", plain: s.portalChangePreview, missing: s.portalMissing},
 		{pattern: "POST /portal/{token}/subscriptions/{id}/{action}", plain: s.portalAction, missing: s.portalMissing},
 		{pattern: "/portal/", plain: s.portalMissing},
 	}
@@ -103,6 +105,11 @@ func (s *Server) portalFailure(w http.ResponseWriter, r *http.Request, err error
 	case e.Code == apperr.ResourceNotFound:
 		s.portalMissing(w, r)
 		return
+	case e.Code == apperr.AlreadySubscribed:
+		m.Heading, m.Paragraphs = "You already have this plan", []string{"Another of your subscriptions is on that plan. Nothing was changed."}
+	case e.Code == apperr.PaymentFailed:
+		m.Heading, m.Paragraphs = "The payment for the switch failed", []string{declineText(e.Message) + " Nothing was changed.",
+			"You can switch at the end of the period instead, or pay with another wallet."}
 	case e.Code == apperr.InvalidRequest:
 		m.Heading = "This change cannot be made"
 		m.Paragraphs = []string{"The subscription may have ended or changed meanwhile. Nothing was changed; go back to the overview and reload it."}

@@ -33,13 +33,21 @@ func (s *Server) portalAction(w http.ResponseWriter, r *http.Request) {
 	ctx, scope, id := r.Context(), pr.Scope(), r.PathValue("id")
 	// The subscription must be the session's customer's: ids of others
 	// answer as ids that do not exist.
-	if _, err := pr.Subscription(ctx, s.db, id); err != nil {
+	x, err := pr.Subscription(ctx, s.db, id)
+	if err != nil {
 		s.portalFailure(w, r, err)
 		return
 	}
 	var done string
-	var err error
 	switch r.PathValue("action") {
+	case "change":
+		next, err := s.portalChange(r, pr, x)
+		if err != nil {
+			s.portalFailure(w, r, err)
+			return
+		}
+		http.Redirect(w, r, next, http.StatusSeeOther)
+		return
 	case "cancel":
 		_, err = subscriptions.Cancel(ctx, s.db, scope, id, subscriptions.CancelInput{AtPeriodEnd: true}, pr.Now)
 		done = "canceled"

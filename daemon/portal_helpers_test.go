@@ -20,7 +20,9 @@ import (
 type portalFixture struct {
 	*moneyFixture
 	plan, otherPlan *client.Plan
-	alice, mallory  *client.Subscription
+	// starter is cheaper than plan: a switch within the authorization.
+	starter        *client.Plan
+	alice, mallory *client.Subscription
 }
 
 func setupPortal(t testing.TB, opts ...func(*daemon.Config)) *portalFixture {
@@ -29,6 +31,7 @@ func setupPortal(t testing.TB, opts ...func(*daemon.Config)) *portalFixture {
 	p := &portalFixture{moneyFixture: f}
 	p.plan = f.plan(client.PlanParams{Name: "Team", Amount: "12000000", Interval: "month"})
 	p.otherPlan = f.plan(client.PlanParams{Name: "Business", Amount: "30000000", Interval: "month"})
+	p.starter = f.plan(client.PlanParams{Name: "Starter", Amount: "5000000", Interval: "month"})
 	p.alice = f.subscribe(p.plan.ID, rail.WalletSucceeds, "alice")
 	p.mallory = f.subscribe(p.plan.ID, rail.WalletSucceeds, "mallory")
 	return p

@@ -44,6 +44,10 @@ type subscriptionView struct {
 	CancelURL, UndoURL, ChangeURL, PayerURL string
 	Plans                                   []planOption
 	Wallets                                 []walletButton
+	// Licensed subscriptions may switch at once (prorated).
+	CanSwitchNow bool
+	// A pending change: the plan the next period starts on, and when.
+	Pending, PendingAt, KeepURL string
 }
 
 type chargeView struct {
@@ -180,6 +184,17 @@ func (s *Server) portalSubscription(pr portalRequest, x portal.Subscription, pla
 		sv.EndsOn, sv.UndoURL = day(*x.CancelAt), act+"/undo-cancel"
 	} else {
 		sv.CancelURL = act + "/cancel"
+	}
+	if x.PendingPlanID != nil && x.PendingChangeAt != nil {
+		sv.Pending, sv.PendingAt, sv.KeepURL = planName(plans, *x.PendingPlanID), day(*x.PendingChangeAt), act+"/change"
+	}
+	for _, p := range plans {
+		if p.ID != x.PlanID && (x.UsageType == nil || p.UsageType == *x.UsageType) {
+			sv.Plans = append(sv.Plans, planOption{ID: p.ID, Label: p.ProductName + ": " + usdc(p.Amount) + " per " + periodText(p.Interval, p.IntervalDays)})
+		}
+	}
+	if len(sv.Plans) > 0 {
+		sv.ChangeURL, sv.CanSwitchNow = act+"/change", !x.Metered()
 	}
 	if pr.Mode == tenant.Test {
 		sv.PayerURL = act + "/payer"
@@ -336,6 +351,7 @@ func portalNotice(done string) *web.Notice {
 		"scheduled":  "Your plan will change at the end of the current period.",
 		"discounted": "The coupon was applied.",
 		"payer":      "The paying wallet was replaced.",
+		"kept":       "You stay on your current plan: the pending change was dropped.",
 	}[done]
 	if !ok {
 		return nil

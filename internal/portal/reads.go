@@ -69,14 +69,20 @@ type Plan struct {
 
 // Plans returns the session's plans, in the order the merchant gave them.
 func Plans(ctx context.Context, q store.Querier, o Open) ([]Plan, error) {
-	if len(o.Plans) == 0 {
+	return PlansByID(ctx, q, o, o.Plans)
+}
+
+// PlansByID returns the scope's plans with ids, in that order (unknown
+// ids left out).
+func PlansByID(ctx context.Context, q store.Querier, o Open, ids []string) ([]Plan, error) {
+	if len(ids) == 0 {
 		return nil, nil
 	}
 	var rows []Plan
 	err := q.SelectContext(ctx, &rows, `SELECT p.id, pr.name AS product_name, p.amount, p.interval, p.interval_days, p.usage_type
 		FROM plans p JOIN products pr ON pr.merchant_id = p.merchant_id AND pr.id = p.product_id
 		WHERE p.merchant_id = $1 AND p.mode = $2 AND p.id = ANY($3) ORDER BY array_position($3, p.id)`,
-		o.MerchantID, o.Mode, pq.StringArray(o.Plans))
+		o.MerchantID, o.Mode, pq.StringArray(ids))
 	return rows, store.Translate(err)
 }
 
