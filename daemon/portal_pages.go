@@ -46,6 +46,8 @@ type subscriptionView struct {
 	Wallets                                 []walletButton
 	// Licensed subscriptions may switch at once (prorated).
 	CanSwitchNow bool
+	// Trial is when a free trial ends ("" without one).
+	Trial string
 	// A pending change: the plan the next period starts on, and when.
 	Pending, PendingAt, KeepURL string
 }
@@ -175,6 +177,9 @@ func (s *Server) portalSubscription(pr portalRequest, x portal.Subscription, pla
 	}
 	if x.EndedAt != nil {
 		sv.Ended = day(*x.EndedAt)
+	}
+	if x.TrialEnd != nil && x.Status == subscriptions.Trialing {
+		sv.Trial = day(*x.TrialEnd)
 	}
 	if !x.Live() {
 		return sv

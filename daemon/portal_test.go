@@ -202,3 +202,18 @@ func TestPortalUsageChart(t *testing.T) {
 	pg.secure(t)
 	pg.has(t, []string{"API calls", `<strong class="usage-total">3</strong>`, "<svg", `role="img"`, "<rect", ": 3"}, "No usage recorded")
 }
+
+// A trialing subscription shows its trial's end.
+func TestPortalTrial(t *testing.T) {
+	t.Parallel()
+	p := setupPortal(t)
+	days := 14
+	trial := p.moneyFixture.plan(client.PlanParams{Name: "Trial plan", Amount: "8000000", Interval: "month", TrialDays: &days})
+	x := p.subscribe(trial.ID, rail.WalletSucceeds, "tess")
+	if x.Status != "trialing" || x.TrialEnd == nil {
+		t.Fatalf("subscription %s", x.Raw)
+	}
+	pg := p.page(p.portalPath(p.session("tess")))
+	pg.secure(t)
+	pg.has(t, []string{"Trial plan", `data-status="trialing"`, "Free trial", "Until " + x.TrialEnd.UTC().Format("2 Jan 2006")})
+}

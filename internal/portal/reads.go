@@ -169,7 +169,7 @@ func Meters(ctx context.Context, q store.Querier, o Open) ([]string, error) {
 	ids := []string{}
 	err := q.SelectContext(ctx, &ids, `SELECT meter_id FROM (
 			SELECT meter_id FROM subscriptions WHERE merchant_id = $1 AND mode = $2 AND customer_id = $3
-				AND status IN ('active', 'past_due') AND meter_id IS NOT NULL
+				AND status IN ('trialing', 'active', 'past_due') AND meter_id IS NOT NULL
 			UNION
 			SELECT DISTINCT meter_id FROM usage_buckets WHERE merchant_id = $1 AND mode = $2 AND customer_id = $3
 				AND grain = 'day' AND start_at >= $4) m
