@@ -1,9 +1,7 @@
 package cmd
 
 import (
-	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -21,20 +19,7 @@ func TestSubscriptionsGuideRunsAsWritten(t *testing.T) {
 		t.Skip("the guide uses jq")
 	}
 	t.Parallel()
-	api := startUsageAPI(t)
-	dir := t.TempDir()
-	if out, err := exec.Command("go", "build", "-o", filepath.Join(dir, "tollgate"), "github.com/tollgatehq/tollgate/cmd/tollgate").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
-	sh := exec.Command("sh", "-e", "-c", guideScript(t, "subscriptions.md", "### Worked example: upgrade now, downgrade at the period's end"))
-	home := t.TempDir()
-	sh.Env = append(os.Environ(), "PATH="+dir+":"+os.Getenv("PATH"), "HOME="+home, "XDG_CONFIG_HOME="+home,
-		"TOLLGATE_API_URL="+api.url, "TOLLGATE_API_KEY="+api.key, "NO_COLOR=1")
-	out, err := sh.CombinedOutput()
-	if err != nil {
-		t.Fatalf("the guide's example failed: %v\n%s", err, out)
-	}
-	text := string(out)
+	text := runGuide(t, startUsageAPI(t), guideScript(t, "subscriptions.md", "### Worked example: upgrade now, downgrade at the period's end"))
 	for _, want := range []string{"Credited now", "\nproration\n", "subscription.updated", "subscription.renewed"} {
 		if !strings.Contains(text, want) {
 			t.Fatalf("output lacks %q:\n%s", want, text)

@@ -47,6 +47,25 @@ func guideScript(t *testing.T, guide, heading string) string {
 	return ""
 }
 
+// runGuide runs a guide's script with sh, the built binary and jq against
+// api, and returns its output.
+func runGuide(t *testing.T, api *usageAPI, script string) string {
+	t.Helper()
+	dir := t.TempDir()
+	if out, err := exec.Command("go", "build", "-o", filepath.Join(dir, "tollgate"), "github.com/tollgatehq/tollgate/cmd/tollgate").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	sh := exec.Command("sh", "-e", "-c", script)
+	home := t.TempDir()
+	sh.Env = append(os.Environ(), "PATH="+dir+":"+os.Getenv("PATH"), "HOME="+home, "XDG_CONFIG_HOME="+home,
+		"TOLLGATE_API_URL="+api.url, "TOLLGATE_API_KEY="+api.key, "NO_COLOR=1")
+	out, err := sh.CombinedOutput()
+	if err != nil {
+		t.Fatalf("the guide's example failed: %v\n%s", err, out)
+	}
+	return string(out)
+}
+
 // TestUsageGuideRunsAsWritten runs the guide's example with sh, the built
 // binary and jq against a daemon in test mode: the usage is drawn, the
 // cancelled call no longer counts, and the alert fires once.
@@ -59,19 +78,7 @@ func TestUsageGuideRunsAsWritten(t *testing.T) {
 	}
 	t.Parallel()
 	api := startUsageAPI(t)
-	dir := t.TempDir()
-	if out, err := exec.Command("go", "build", "-o", filepath.Join(dir, "tollgate"), "github.com/tollgatehq/tollgate/cmd/tollgate").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
-	sh := exec.Command("sh", "-e", "-c", usageGuideScript(t))
-	home := t.TempDir()
-	sh.Env = append(os.Environ(), "PATH="+dir+":"+os.Getenv("PATH"), "HOME="+home, "XDG_CONFIG_HOME="+home,
-		"TOLLGATE_API_URL="+api.url, "TOLLGATE_API_KEY="+api.key, "NO_COLOR=1")
-	out, err := sh.CombinedOutput()
-	if err != nil {
-		t.Fatalf("the guide's example failed: %v\n%s", err, out)
-	}
-	text := string(out)
+	text := runGuide(t, api, usageGuideScript(t))
 	if !regexp.MustCompile(`Value:\s+4\n`).MatchString(text) {
 		t.Fatalf("the usage is not 4 before the cancel:\n%s", text)
 	}
