@@ -41,20 +41,7 @@ func TestSubscriptionsTrialGuideRunsAsWritten(t *testing.T) {
 		t.Skip("the guide uses jq")
 	}
 	t.Parallel()
-	api := startUsageAPI(t)
-	dir := t.TempDir()
-	if out, err := exec.Command("go", "build", "-o", filepath.Join(dir, "tollgate"), "github.com/tollgatehq/tollgate/cmd/tollgate").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
-	sh := exec.Command("sh", "-e", "-c", guideScript(t, "subscriptions.md", "### Worked example: a trial that ends in a charge"))
-	home := t.TempDir()
-	sh.Env = append(os.Environ(), "PATH="+dir+":"+os.Getenv("PATH"), "HOME="+home, "XDG_CONFIG_HOME="+home,
-		"TOLLGATE_API_URL="+api.url, "TOLLGATE_API_KEY="+api.key, "NO_COLOR=1")
-	out, err := sh.CombinedOutput()
-	if err != nil {
-		t.Fatalf("the guide's example failed: %v\n%s", err, out)
-	}
-	text := string(out)
+	text := runGuide(t, startUsageAPI(t), guideScript(t, "subscriptions.md", "### Worked example: a trial that ends in a charge"))
 	for _, want := range []string{"trialing until 20", "9.00 USDC", "\nactive\n", "subscription.trial_will_end", "subscription.active"} {
 		if !strings.Contains(text, want) {
 			t.Fatalf("output lacks %q:\n%s", want, text)
