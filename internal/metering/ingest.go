@@ -3,7 +3,6 @@ package metering
 import (
 	"context"
 	"encoding/json"
-	"math/rand/v2"
 	"strconv"
 	"strings"
 	"sync"
@@ -246,7 +245,7 @@ func write(ctx context.Context, q store.Querier, s tenant.Scope, res []Result, d
 		CreatedAt *time.Time     `db:"created_at"`
 	}
 	err := q.GetContext(ctx, &out, writeSQL, s.MerchantID, s.Mode, pq.StringArray(ids), pq.StringArray(meterIDs),
-		store.NullTexts(custs), pq.Int64Array(values), pq.StringArray(stamps), store.NullTexts(props), store.NullTexts(keys), now, rand.IntN(BucketShards))
+		store.NullTexts(custs), pq.Int64Array(values), pq.StringArray(stamps), store.NullTexts(props), store.NullTexts(keys), now, BucketShards, bucketShardSpace, usageLockKey(s))
 	if err != nil {
 		return store.Translate(err)
 	}

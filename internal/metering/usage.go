@@ -335,11 +335,12 @@ func (a Agg) Big(aggregation string) *big.Int {
 }
 
 // plan splits [from, to) into the ranges read from events (the parts of an
-// hour at either end), the hour buckets and the day buckets that cover it.
-func plan(from, to time.Time) (raw [][2]time.Time, hours, days []time.Time) {
+// hour at either end) and the range of whole hours [hours[0], hours[1])
+// read from the hour buckets (empty when hours[0] is not before hours[1]).
+func plan(from, to time.Time) (raw [][2]time.Time, hours [2]time.Time) {
 	h0, h1 := ceil(from, Hour), floor(to, Hour)
 	if !h0.Before(h1) {
-		return [][2]time.Time{{from, to}}, nil, nil
+		return [][2]time.Time{{from, to}}, [2]time.Time{h1, h1}
 	}
 	if from.Before(h0) {
 		raw = append(raw, [2]time.Time{from, h0})
@@ -347,18 +348,5 @@ func plan(from, to time.Time) (raw [][2]time.Time, hours, days []time.Time) {
 	if h1.Before(to) {
 		raw = append(raw, [2]time.Time{h1, to})
 	}
-	d0, d1 := ceil(h0, Day), floor(h1, Day)
-	if !d0.Before(d1) {
-		d0, d1 = h1, h1
-	}
-	for t := h0; t.Before(d0); t = t.Add(time.Hour) {
-		hours = append(hours, t)
-	}
-	for t := d0; t.Before(d1); t = t.AddDate(0, 0, 1) {
-		days = append(days, t)
-	}
-	for t := maxTime(d1, h0); t.Before(h1); t = t.Add(time.Hour) {
-		hours = append(hours, t)
-	}
-	return raw, hours, days
+	return raw, [2]time.Time{h0, h1}
 }
