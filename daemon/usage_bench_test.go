@@ -31,7 +31,8 @@ import (
 //	TOLLGATE_BENCH=1 go test ./daemon -run TestEntitlementCheckLatency -v -timeout 30m
 //
 // (TOLLGATE_BENCH_EVENTS and TOLLGATE_BENCH_RATE change the 1,000,000 events
-// and the 2,000 checks/s.)
+// and the 2,000 checks/s; TOLLGATE_BENCH_CUSTOMERS=1000 spreads the ingestion
+// batches over 1,000 customers instead of 100, as the load harness does.)
 //
 // BenchmarkIngest/api sends 500-event batches from 4 concurrent clients to
 // a daemon with rate limits off; BenchmarkIngest/raw inserts the same rows
@@ -76,31 +77,44 @@ func startUsageBench(tb testing.TB) *usageBench {
 		s: tenant.Scope{MerchantID: m.ID, Mode: tenant.Test}}
 }
 
-// batch is 500 events over 100 customers, each with an idempotency key.
+// benchBatch is batch n: 500 events, each with an idempotency key, over
+// the customers (with 100, each gets 5 events; with 1,000, batch n takes
+// 500 of them, one event each).
 func benchBatch(n int64, customers []string) []client.MeterEventParams {
 	events := make([]client.MeterEventParams, 500)
 	for i := range events {
-		events[i] = client.MeterEventParams{EventName: "tokens", Value: fmt.Sprint(i % 97), CustomerID: customers[i%len(customers)],
+		c := customers[(int(n%int64(len(customers)))*len(events)+i)%len(customers)]
+		events[i] = client.MeterEventParams{EventName: "tokens", Value: fmt.Sprint(i % 97), CustomerID: c,
 			IdempotencyKey: fmt.Sprintf("b%d-%d", n, i), Properties: []byte(`{"model":"m1"}`)}
 	}
 	return events
 }
 
-// tokensMeter creates the sum meter "tokens" and n customers, each made
-// by a first event of value 0, and returns the meter and their ids.
+// tokensMeter creates the sum meter "tokens" and n customers (100, or
+// TOLLGATE_BENCH_CUSTOMERS), each made by a first event of value 0, and
+// returns the meter and their ids.
 func (u *usageBench) tokensMeter(b *testing.B, n int) (*client.Meter, []string) {
 	ctx := context.Background()
 	m, err := u.c.CreateMeter(ctx, client.MeterParams{Key: "tokens", DisplayName: "Tokens"})
 	if err != nil {
 		b.Fatal(err)
 	}
-	customers := make([]string, n)
-	for i := range customers {
-		e, err := u.c.SendMeterEvent(ctx, client.MeterEventParams{EventName: "tokens", Value: "0", ExternalCustomerID: fmt.Sprint("bench-", i)})
-		if err != nil {
-			b.Fatal(err)
+	if v, err := strconv.Atoi(os.Getenv("TOLLGATE_BENCH_CUSTOMERS")); err == nil && v > 0 {
+		n = v
+	}
+	customers := make([]string, 0, n)
+	for len(customers) < n {
+		first := make([]client.MeterEventParams, min(500, n-len(customers)))
+		for i := range first {
+			first[i] = client.MeterEventParams{EventName: "tokens", Value: "0", ExternalCustomerID: fmt.Sprint("bench-", len(customers)+i)}
 		}
-		customers[i] = *e.CustomerID
+		res, err := u.c.SendMeterEvents(ctx, first)
+		if err != nil || res.Accepted != len(first) {
+			b.Fatalf("%+v %v", res, err)
+		}
+		for _, o := range res.Data {
+			customers = append(customers, *o.Event.CustomerID)
+		}
 	}
 	return m, customers
 }
