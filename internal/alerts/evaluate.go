@@ -152,7 +152,7 @@ func evaluateUsage(ctx context.Context, tx *store.Tx, s tenant.Scope, c check, n
 		start = time.Date(now.Year(), now.Month(), 1, 0, 0, 0, 0, time.UTC)
 		end = start.AddDate(0, 1, 0)
 	}
-	agg, err := metering.Aggregate(ctx, tx, s, c.CustomerID, m.ID, start, end)
+	agg, err := metering.Aggregate(ctx, tx, s, m, c.CustomerID, start, end)
 	if err != nil {
 		return err
 	}
@@ -201,7 +201,7 @@ func evaluateSpend(ctx context.Context, tx *store.Tx, s tenant.Scope, c check, n
 		if err != nil {
 			continue // a stored model the rater cannot read rates nothing either
 		}
-		agg, err := metering.Aggregate(ctx, tx, s, c.CustomerID, c.Subject, x.Start, x.End)
+		agg, err := metering.Aggregate(ctx, tx, s, metering.Meter{ID: c.Subject, Aggregation: x.Agg}, c.CustomerID, x.Start, x.End)
 		if err != nil {
 			return err
 		}

@@ -28,11 +28,28 @@ const bucketShardSpace = 0x7468
 // save a summary reading 24 rows per day instead of one; the 'day' rows the
 // migration that created the table wrote are never read.
 
-// bucketAggColumns reads the aggregates of the rows selected, summing
-// shards and hours; n is 0 when there are none.
-const bucketAggColumns = `coalesce(sum(event_count), 0)::bigint AS n, sum(value_sum)::text AS s, max(value_max) AS mx,
-	(array_agg(last_value ORDER BY last_at DESC, last_event_id DESC))[1] AS lv, max(last_at) AS lt,
-	(array_agg(last_event_id ORDER BY last_at DESC, last_event_id DESC))[1] AS lid`
+// aggColumns is the select list that aggregates rows for a meter of the
+// given aggregation: n, the number of events (0 when there are none), and
+// only the aggregate the meter reads (the others NULL), so a summary of a
+// sum meter sorts nothing. From usage_buckets when buckets, else from
+// meter_events.
+func aggColumns(aggregation string, buckets bool) string {
+	n, sum, mx, v, at, id := "count(*)", "sum(value)", "max(value)", "value", "event_timestamp", "id"
+	if buckets {
+		n, sum, mx, v, at, id = "coalesce(sum(event_count), 0)::bigint", "sum(value_sum)", "max(value_max)", "last_value", "last_at", "last_event_id"
+	}
+	cols := n + ` AS n, ` + sum + `::text AS s, NULL::bigint AS mx, NULL::bigint AS lv, NULL::timestamptz AS lt, NULL::text AS lid`
+	switch aggregation {
+	case Count:
+		cols = n + ` AS n, NULL::text AS s, NULL::bigint AS mx, NULL::bigint AS lv, NULL::timestamptz AS lt, NULL::text AS lid`
+	case Max:
+		cols = n + ` AS n, NULL::text AS s, ` + mx + ` AS mx, NULL::bigint AS lv, NULL::timestamptz AS lt, NULL::text AS lid`
+	case Last:
+		order := ` ORDER BY ` + at + ` DESC, ` + id + ` DESC))[1]`
+		cols = n + ` AS n, NULL::text AS s, NULL::bigint AS mx, (array_agg(` + v + order + ` AS lv, max(` + at + `) AS lt, (array_agg(` + id + order + ` AS lid`
+	}
+	return cols
+}
 
 type aggRow struct {
 	N   int64      `db:"n"`
@@ -60,17 +77,17 @@ func (r aggRow) agg() Agg {
 // spansSQL aggregates, in one round trip, the whole hours [f, t) of each
 // span numbered i from the hour buckets, and the parts of an hour at a
 // span's ends from the events themselves.
-const spansSQL = `SELECT r.i, a.* FROM unnest($5::bigint[], $6::timestamptz[], $7::timestamptz[]) AS r(i, f, t)
-	CROSS JOIN LATERAL (SELECT ` + bucketAggColumns + ` FROM usage_buckets
+func spansSQL(aggregation string) string {
+	return `SELECT r.i, a.* FROM unnest($5::bigint[], $6::timestamptz[], $7::timestamptz[]) AS r(i, f, t)
+	CROSS JOIN LATERAL (SELECT ` + aggColumns(aggregation, true) + ` FROM usage_buckets
 		WHERE merchant_id = $1 AND mode = $2 AND customer_id = $3 AND meter_id = $4
 			AND grain = 'hour' AND start_at >= r.f AND start_at < r.t) a
 UNION ALL
 SELECT r.i, a.* FROM unnest($8::bigint[], $9::timestamptz[], $10::timestamptz[]) AS r(i, f, t)
-	CROSS JOIN LATERAL (SELECT count(*) AS n, sum(value)::text AS s, max(value) AS mx,
-		(array_agg(value ORDER BY event_timestamp DESC, id DESC))[1] AS lv, max(event_timestamp) AS lt,
-		(array_agg(id ORDER BY event_timestamp DESC, id DESC))[1] AS lid
-		FROM meter_events WHERE merchant_id = $1 AND mode = $2 AND customer_id = $3 AND meter_id = $4
+	CROSS JOIN LATERAL (SELECT ` + aggColumns(aggregation, false) + ` FROM meter_events
+		WHERE merchant_id = $1 AND mode = $2 AND customer_id = $3 AND meter_id = $4
 			AND event_timestamp >= r.f AND event_timestamp < r.t AND cancelled_at IS NULL) a`
+}
 
 // spanList is one column set of spansSQL: span numbers and ranges.
 type spanList struct {
@@ -84,8 +101,9 @@ func (l *spanList) add(i int, r [2]time.Time) {
 
 // aggregateSpans returns the aggregates of the customer's uncancelled
 // events on the meter in each span [from, to), in one query: whole hours
-// from the buckets, the parts of an hour at the ends from the events.
-func aggregateSpans(ctx context.Context, q store.Querier, s tenant.Scope, customerID, meterID string, spans [][2]time.Time) ([]Agg, error) {
+// from the buckets, the parts of an hour at the ends from the events. Only
+// the meter's aggregation is filled in (and Count).
+func aggregateSpans(ctx context.Context, q store.Querier, s tenant.Scope, m Meter, customerID string, spans [][2]time.Time) ([]Agg, error) {
 	out := make([]Agg, len(spans))
 	var hours, raw spanList
 	for i, sp := range spans {
@@ -101,7 +119,7 @@ func aggregateSpans(ctx context.Context, q store.Querier, s tenant.Scope, custom
 		I int64 `db:"i"`
 		aggRow
 	}
-	err := q.SelectContext(ctx, &rows, spansSQL, s.MerchantID, s.Mode, customerID, meterID,
+	err := q.SelectContext(ctx, &rows, spansSQL(m.Aggregation), s.MerchantID, s.Mode, customerID, m.ID,
 		pq.Int64Array(hours.i), pq.StringArray(hours.from), pq.StringArray(hours.to),
 		pq.Int64Array(raw.i), pq.StringArray(raw.from), pq.StringArray(raw.to))
 	if err != nil {
@@ -113,13 +131,14 @@ func aggregateSpans(ctx context.Context, q store.Querier, s tenant.Scope, custom
 	return out, nil
 }
 
-// Aggregate returns the aggregates of the customer's uncancelled events on
-// the meter with event_timestamp in [from, to), from the buckets.
-func Aggregate(ctx context.Context, q store.Querier, s tenant.Scope, customerID, meterID string, from, to time.Time) (Agg, error) {
+// Aggregate returns the aggregate of the customer's uncancelled events on
+// the meter with event_timestamp in [from, to), from the buckets: Count and
+// the meter's aggregation (read it with Value or Big).
+func Aggregate(ctx context.Context, q store.Querier, s tenant.Scope, m Meter, customerID string, from, to time.Time) (Agg, error) {
 	if !from.Before(to) {
 		return Agg{}, nil
 	}
-	aggs, err := aggregateSpans(ctx, q, s, customerID, meterID, [][2]time.Time{{from.UTC(), to.UTC()}})
+	aggs, err := aggregateSpans(ctx, q, s, m, customerID, [][2]time.Time{{from.UTC(), to.UTC()}})
 	if err != nil {
 		return Agg{}, err
 	}

@@ -209,7 +209,7 @@ func Usage(ctx context.Context, q store.Querier, s tenant.Scope, customerID stri
 			u.Windows[i] = WindowValue{Start: w[0], End: w[1]}
 		}
 	}
-	aggs, err := aggregateSpans(ctx, q, s, c.ID, m.ID, spans)
+	aggs, err := aggregateSpans(ctx, q, s, m, c.ID, spans)
 	if err != nil {
 		return Summary{}, err
 	}
