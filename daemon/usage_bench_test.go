@@ -48,7 +48,7 @@ type usageBench struct {
 	s   tenant.Scope
 }
 
-func startUsageBench(tb testing.TB) *usageBench {
+func startUsageBench(tb testing.TB, opts ...func(*daemon.Config)) *usageBench {
 	tb.Helper()
 	ctx := context.Background()
 	db, err := store.Open(ctx, testdb.New(tb))
@@ -59,6 +59,9 @@ func startUsageBench(tb testing.TB) *usageBench {
 	cfg := daemon.Defaults()
 	cfg.Listen = "127.0.0.1:0"
 	cfg.RateLimits = false
+	for _, o := range opts {
+		o(&cfg)
+	}
 	d, err := daemon.Start(cfg, db, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		tb.Fatal(err)
