@@ -99,10 +99,15 @@ func NewMeters(c *common.Common) *List[client.Meter] {
 }
 
 // planCell is a subscription's plan; a change waiting for the period's end
-// leads with the plan it moves to, so a narrow column still shows it.
+// leads with the plan it moves to, and a discount leads with what it takes
+// off, so a narrow column still shows them.
 func planCell(v client.Subscription) string {
+	plan := v.PlanID
 	if v.PendingPlanID != nil {
-		return "→ " + *v.PendingPlanID + " from " + v.PlanID
+		plan = "→ " + *v.PendingPlanID + " from " + v.PlanID
 	}
-	return v.PlanID
+	if off := discountOff(v.Discount); off != "" {
+		plan = off + " · " + plan
+	}
+	return plan
 }
