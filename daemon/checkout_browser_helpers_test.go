@@ -63,6 +63,10 @@ type tab struct {
 	t    *testing.T
 	ctx  context.Context
 	base string // the daemon's origin: every request must go there
+	// shots prefixes the screenshots' names ("checkout"); narrow is the
+	// phone width pages are opened and audited at (375).
+	shots  string
+	narrow int64
 
 	mu       sync.Mutex
 	requests []string
@@ -75,7 +79,7 @@ const cspProbe = `window.__csp = []; document.addEventListener('securitypolicyvi
 
 func newTab(t *testing.T, browser context.Context, base string) *tab {
 	t.Helper()
-	tb := &tab{t: t, base: base}
+	tb := &tab{t: t, base: base, shots: "checkout", narrow: 375}
 	ctx, cancel := chromedp.NewContext(browser, chromedp.WithListener(tb.record))
 	t.Cleanup(cancel)
 	ctx, cancelTimeout := context.WithTimeout(ctx, 3*time.Minute)
@@ -113,7 +117,7 @@ func (tb *tab) forget() {
 // open loads u at phone width and returns the document's status.
 func (tb *tab) open(u string) int64 {
 	tb.t.Helper()
-	if err := chromedp.Do(tb.ctx, phone()); err != nil {
+	if err := chromedp.Do(tb.ctx, phoneAt(tb.narrow)); err != nil {
 		tb.t.Fatal(err)
 	}
 	resp, err := chromedp.Run(tb.ctx, chromedp.NavigateResponse(u))
@@ -161,16 +165,19 @@ func (tb *tab) location() string {
 	return u
 }
 
-func phone() chromedp.Action[chromedp.Void] {
-	return chromedp.EmulateViewport(375, 812, chromedp.EmulateMobile, chromedp.EmulateTouch, chromedp.EmulatePortrait)
+func phone() chromedp.Action[chromedp.Void] { return phoneAt(375) }
+
+func phoneAt(width int64) chromedp.Action[chromedp.Void] {
+	return chromedp.EmulateViewport(width, 812, chromedp.EmulateMobile, chromedp.EmulateTouch, chromedp.EmulatePortrait)
 }
 
 // audit checks the page as rendered, at phone width and on a desktop
-// screen, then captures both as name-375.png and name-1280.png.
+// screen, then captures both as shots-name-375.png (or the tab's narrow
+// width) and shots-name-1280.png.
 func (tb *tab) audit(name string) {
 	tb.t.Helper()
-	for _, width := range []int64{375, 1280} {
-		vp := phone()
+	for _, width := range []int64{tb.narrow, 1280} {
+		vp := phoneAt(tb.narrow)
 		if width == 1280 {
 			vp = chromedp.EmulateViewport(1280, 900)
 		}
@@ -188,7 +195,7 @@ func (tb *tab) audit(name string) {
 		if err != nil || int64(cfg.Width) != width {
 			tb.t.Fatalf("screenshot of %s at %d px: %v, %d px wide", name, width, err, cfg.Width)
 		}
-		if err := os.WriteFile(filepath.Join(screenshotDir(tb.t), fmt.Sprintf("checkout-%s-%d.png", name, width)), shot, 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(screenshotDir(tb.t), fmt.Sprintf("%s-%s-%d.png", tb.shots, name, width)), shot, 0o644); err != nil {
 			tb.t.Fatal(err)
 		}
 	}

@@ -100,7 +100,7 @@ func (s *Server) overview(r *http.Request, pr portalRequest) (overviewView, erro
 		sv := s.portalSubscription(pr, x, plans)
 		if x.Live() {
 			if up, err := subscriptions.Upcoming(ctx, s.db, pr.Scope(), x.ID, pr.Now); err == nil {
-				sv.Next = chargeOf(up)
+				sv.Next = chargeOf(up, x.Metered() || x.Status == subscriptions.PastDue)
 			}
 		}
 		v.Subscriptions = append(v.Subscriptions, sv)
@@ -213,10 +213,16 @@ func (s *Server) portalSubscription(pr portalRequest, x portal.Subscription, pla
 }
 
 // chargeOf shows an upcoming charge with its lines so far.
-func chargeOf(up wire.Payment) *chargeView {
+// A licensed plan's renewal is charged when its period starts; usage and
+// what dunning collects, when theirs ends.
+func chargeOf(up wire.Payment, metered bool) *chargeView {
 	c := &chargeView{Amount: wireUSDC(up.Amount)}
-	if up.PeriodEnd != nil {
-		if t, err := time.Parse(time.RFC3339, *up.PeriodEnd); err == nil {
+	at := up.PeriodStart
+	if metered {
+		at = up.PeriodEnd
+	}
+	if at != nil {
+		if t, err := time.Parse(time.RFC3339, *at); err == nil {
 			c.At = day(t)
 		}
 	}
