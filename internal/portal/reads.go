@@ -172,7 +172,7 @@ func Meters(ctx context.Context, q store.Querier, o Open) ([]string, error) {
 				AND status IN ('trialing', 'active', 'past_due') AND meter_id IS NOT NULL
 			UNION
 			SELECT DISTINCT meter_id FROM usage_buckets WHERE merchant_id = $1 AND mode = $2 AND customer_id = $3
-				AND grain = 'day' AND start_at >= $4) m
+				AND start_at >= $4) m
 		ORDER BY meter_id LIMIT $5`, o.MerchantID, o.Mode, o.CustomerID, o.Now.Add(-35*24*time.Hour), MaxMeters)
 	return ids, store.Translate(err)
 }
