@@ -30,8 +30,11 @@ type Config struct {
 	Limits     map[ratelimit.Class]int
 	// Webhook delivery settings (used by the delivery workers).
 	AllowInsecureWebhooks bool
-	WebhookCAFile         string
-	WebhookRetrySchedule  []time.Duration
+	// DashboardRequire2FA makes dashboard users enrol TOTP before any
+	// page but Settings.
+	DashboardRequire2FA  bool
+	WebhookCAFile        string
+	WebhookRetrySchedule []time.Duration
 	// MaxBodyBytes bounds request bodies; MaxBatchBodyBytes bounds batch
 	// ingestion bodies.
 	MaxBodyBytes      int64

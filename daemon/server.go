@@ -52,6 +52,8 @@ type Server struct {
 	portalPages *web.Pages
 	forms       *web.Forms
 	webLimit    web.SessionLimit
+	// dashPages renders the merchant dashboard (dashboard.go).
+	dashPages *web.Pages
 	// mcp is the tool server's SDK handler; toolsByName its registry.
 	mcp         http.Handler
 	toolsByName map[string]tool
@@ -80,6 +82,7 @@ func NewServer(cfg Config, db *store.DB, log *slog.Logger, limiter ratelimit.Lim
 	s.money = s.newMoney()
 	s.checkout = parseCheckoutTemplate()
 	s.portalPages = newPortalPages()
+	s.dashPages = newDashboardPages()
 	s.forms = web.NewForms(baseOrigin(cfg.BaseURL))
 	s.webLimit = web.SessionLimit{Limiter: limiter, Off: !cfg.RateLimits}
 	s.toolsByName = map[string]tool{}
@@ -174,7 +177,7 @@ func (s *Server) allRoutes() []route {
 	for _, o := range apiOperations() {
 		rows = append(rows, o.route(s))
 	}
-	return append(append(append(append(rows, s.routes()...), s.portalRoutes()...), s.oauthRoutes()...), s.toolRoutes()...)
+	return append(append(append(append(append(rows, s.routes()...), s.portalRoutes()...), s.dashboardRoutes()...), s.oauthRoutes()...), s.toolRoutes()...)
 }
 
 // route adapts a table row to an http.Handler: route labelling, the checks
