@@ -39,8 +39,11 @@ const (
 )
 
 func newDashboardPages() *web.Pages {
-	return web.NewPages(dashboardFS, template.FuncMap{"usdc": usdcAmount, "when": whenText, "dashbar": dashBar},
-		dashSignInPage, dashSetupPage, dashOverviewPage, dashSettingsPage, dashDevelopersPage, dashAuditPage)
+	p := web.NewPages(dashboardFS, template.FuncMap{"usdc": usdcAmount, "when": whenText, "dashbar": dashBar},
+		dashSignInPage, dashSetupPage, dashOverviewPage, dashSettingsPage, dashDevelopersPage, dashAuditPage, dashWalletPage,
+		dashPaymentsPage, dashPaymentPage, dashEventsPage, dashEventPage)
+	p.AllowScript(dashWalletPage, dashWalletJS)
+	return p
 }
 
 // whenText is a time as the dashboard shows it.
@@ -86,6 +89,15 @@ func (s *Server) dashboardRoutes() []route {
 		page("POST /dashboard/webhooks", s.dashEndpointAdd),
 		page("POST /dashboard/webhooks/{id}/{action}", s.dashEndpointChange),
 		page("GET /dashboard/audit", s.dashAudit),
+		page("GET /dashboard/payments", s.dashPayments),
+		page("GET /dashboard/payments/{id}", s.dashPayment),
+		page("POST /dashboard/payments/{id}/refund", s.dashRefund),
+		page("GET /dashboard/events", s.dashEvents),
+		page("GET /dashboard/events/{id}", s.dashEvent),
+		page("POST /dashboard/events/{id}/resend", s.dashResend),
+		page("GET /dashboard/wallet", s.dashWallet),
+		page("POST /dashboard/wallet/challenge", s.dashWalletChallenge),
+		page("POST /dashboard/wallet/set", s.dashWalletSet),
 		page("/dashboard/", s.dashMissing),
 	}
 }
@@ -168,7 +180,7 @@ func (s *Server) clearDashCookie(w http.ResponseWriter, name string) {
 func (d dashRequest) frame(title, current string) web.Frame {
 	f := web.Frame{Title: title, Product: "dashboard", Brand: d.merchant, Test: d.Mode == tenant.Test, CSRF: web.CSRFToken(d.token),
 		Footer: "Signed in as " + d.Email + "."}
-	for _, l := range []web.Link{{Href: d.base, Text: "Overview"}, {Href: d.base + "/developers", Text: "Developers"},
+	for _, l := range []web.Link{{Href: d.base, Text: "Overview"}, {Href: d.base + "/payments", Text: "Payments"}, {Href: d.base + "/events", Text: "Events"}, {Href: d.base + "/developers", Text: "Developers"}, {Href: d.base + "/wallet", Text: "Wallet"},
 		{Href: d.base + "/audit", Text: "Audit log"}, {Href: d.base + "/settings", Text: "Settings"}} {
 		l.Current = l.Text == current
 		f.Nav = append(f.Nav, l)
@@ -258,6 +270,9 @@ func doneNotice(r *http.Request) *web.Notice {
 	text, ok := map[string]string{
 		"revoked": "The key was revoked: requests with it fail from now on.", "disabled": "The endpoint was disabled.",
 		"enabled": "The endpoint was enabled.", "mode": "Switched mode.", "totp": "Two-factor sign-in is on.",
+		"wallet":   "The settlement wallet was changed: payments settle to it from now on.",
+		"refunded": "Refunded.",
+		"resent":   "Sent again: the deliveries are due now.",
 	}[r.URL.Query().Get("done")]
 	if !ok {
 		return nil

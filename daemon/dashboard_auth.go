@@ -10,8 +10,8 @@ import (
 	"github.com/tollgatehq/tollgate/internal/users"
 )
 
-// signInView is the sign-in and setup pages' body.
-type signInView struct {
+// dashSignInView is the sign-in and setup pages' body.
+type dashSignInView struct {
 	Action   string
 	CSRF     string
 	Email    string
@@ -23,10 +23,10 @@ type signInView struct {
 // dashSignInForm shows the sign-in form. Its token is bound to a cookie of
 // its own, set here, since there is no session yet.
 func (s *Server) dashSignInForm(w http.ResponseWriter, r *http.Request) {
-	s.renderSignIn(w, r, http.StatusOK, signInView{})
+	s.renderSignIn(w, r, http.StatusOK, dashSignInView{})
 }
 
-func (s *Server) renderSignIn(w http.ResponseWriter, r *http.Request, status int, v signInView) {
+func (s *Server) renderSignIn(w http.ResponseWriter, r *http.Request, status int, v dashSignInView) {
 	pre := newBrowserToken()
 	s.setDashCookie(w, dashSignInCookie, pre, 0)
 	v.Action, v.CSRF, v.TwoFA = s.dashBase()+"/sign-in", web.CSRFToken(pre), s.cfg.DashboardRequire2FA
@@ -56,7 +56,7 @@ func (s *Server) dashSignIn(w http.ResponseWriter, r *http.Request) {
 	st, err := users.SignIn(r.Context(), s.db, dashIP(r), in, s.cfg.Clock.Now())
 	if err != nil {
 		e, status := s.pageError(r, err)
-		v := signInView{Email: in.Email, Error: e.Message, Merchant: e.Code == apperr.InvalidRequest}
+		v := dashSignInView{Email: in.Email, Error: e.Message, Merchant: e.Code == apperr.InvalidRequest}
 		if e.Code == apperr.Internal || status == http.StatusServiceUnavailable {
 			v.Error = "Signing in is not possible right now; please try again shortly."
 		}
@@ -91,10 +91,10 @@ func (s *Server) dashSetupForm(w http.ResponseWriter, r *http.Request) {
 		s.dashSetupGone(w, r, err)
 		return
 	}
-	s.renderSetup(w, r, http.StatusOK, token, signInView{Email: u.Email})
+	s.renderSetup(w, r, http.StatusOK, token, dashSignInView{Email: u.Email})
 }
 
-func (s *Server) renderSetup(w http.ResponseWriter, r *http.Request, status int, token string, v signInView) {
+func (s *Server) renderSetup(w http.ResponseWriter, r *http.Request, status int, token string, v dashSignInView) {
 	v.Action, v.CSRF = s.dashBase()+"/setup/"+token, web.CSRFToken(token)
 	s.renderDash(w, r, status, dashSetupPage, web.Frame{Title: "Set your password", Product: "dashboard", Body: v})
 }
@@ -122,19 +122,19 @@ func (s *Server) dashSetup(w http.ResponseWriter, r *http.Request) {
 			s.dashSetupGone(w, r, err)
 			return
 		}
-		s.renderSetup(w, r, http.StatusBadRequest, token, signInView{Email: u.Email, Error: "The two passwords differ."})
+		s.renderSetup(w, r, http.StatusBadRequest, token, dashSignInView{Email: u.Email, Error: "The two passwords differ."})
 		return
 	}
 	u, err := users.CompleteSetup(r.Context(), s.db, audit.Actor{IP: dashIP(r)}, token, password, s.cfg.Clock.Now())
 	switch {
 	case apperr.CodeOf(err) == apperr.InvalidRequest:
-		s.renderSetup(w, r, http.StatusBadRequest, token, signInView{Email: r.PostForm.Get("email"), Error: err.(*apperr.Error).Message})
+		s.renderSetup(w, r, http.StatusBadRequest, token, dashSignInView{Email: r.PostForm.Get("email"), Error: err.(*apperr.Error).Message})
 		return
 	case err != nil:
 		s.dashSetupGone(w, r, err)
 		return
 	}
-	s.renderSignIn(w, r, http.StatusOK, signInView{Email: u.Email})
+	s.renderSignIn(w, r, http.StatusOK, dashSignInView{Email: u.Email})
 }
 
 // dashMode is the test/live switch.
@@ -150,8 +150,8 @@ func (s *Server) dashMode(w http.ResponseWriter, r *http.Request) {
 	s.dashDone(w, r, d.base, "mode")
 }
 
-// settingsView is the Settings page's body.
-type settingsView struct {
+// dashSettingsView is the Settings page's body.
+type dashSettingsView struct {
 	Enrolled bool
 	Required bool
 	// Enrolment is a secret being enrolled, shown until its first code.
@@ -165,7 +165,7 @@ func (s *Server) dashSettings(w http.ResponseWriter, r *http.Request) {
 	}
 	f := d.frame("Settings", "Settings")
 	f.Notice = doneNotice(r)
-	f.Body = d.page(settingsView{Enrolled: d.TOTPEnrolled, Required: s.cfg.DashboardRequire2FA && !d.TOTPEnrolled})
+	f.Body = d.page(dashSettingsView{Enrolled: d.TOTPEnrolled, Required: s.cfg.DashboardRequire2FA && !d.TOTPEnrolled})
 	s.renderDash(w, r, http.StatusOK, dashSettingsPage, f)
 }
 
@@ -181,7 +181,7 @@ func (s *Server) dashTOTPBegin(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	f := d.frame("Settings", "Settings")
-	f.Body = d.page(settingsView{Enrolled: d.TOTPEnrolled, Enrolment: &e})
+	f.Body = d.page(dashSettingsView{Enrolled: d.TOTPEnrolled, Enrolment: &e})
 	s.renderDash(w, r, http.StatusOK, dashSettingsPage, f)
 }
 
@@ -198,7 +198,7 @@ func (s *Server) dashTOTPConfirm(w http.ResponseWriter, r *http.Request) {
 		}
 		f := d.frame("Settings", "Settings")
 		f.Notice = dashNotice(err)
-		f.Body = d.page(settingsView{Enrolled: d.TOTPEnrolled})
+		f.Body = d.page(dashSettingsView{Enrolled: d.TOTPEnrolled})
 		s.renderDash(w, r, http.StatusBadRequest, dashSettingsPage, f)
 		return
 	}

@@ -64,9 +64,9 @@ func (s *Server) dashOverview(w http.ResponseWriter, r *http.Request) {
 	s.renderDash(w, r, http.StatusOK, dashOverviewPage, f)
 }
 
-// developersView is the Developers page's body: keys and endpoints of the
+// dashDevelopersView is the Developers page's body: keys and endpoints of the
 // session's mode, and a key or secret just made (shown this once).
-type developersView struct {
+type dashDevelopersView struct {
 	Keys      []auth.Key
 	Endpoints []webhooks.Endpoint
 	NewKey    string
@@ -79,10 +79,10 @@ func (s *Server) dashDevelopers(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	s.renderDevelopers(w, r, d, http.StatusOK, developersView{}, doneNotice(r))
+	s.renderDevelopers(w, r, d, http.StatusOK, dashDevelopersView{}, doneNotice(r))
 }
 
-func (s *Server) renderDevelopers(w http.ResponseWriter, r *http.Request, d dashRequest, status int, v developersView, notice *web.Notice) {
+func (s *Server) renderDevelopers(w http.ResponseWriter, r *http.Request, d dashRequest, status int, v dashDevelopersView, notice *web.Notice) {
 	keys, err := auth.ListKeys(r.Context(), s.db, d.MerchantID)
 	if err != nil {
 		s.dashFailure(w, r, err)
@@ -131,7 +131,7 @@ func (s *Server) dashKeyCreate(w http.ResponseWriter, r *http.Request) {
 		s.dashFailure(w, r, err)
 		return
 	}
-	s.renderDevelopers(w, r, d, http.StatusOK, developersView{NewKey: c.secret, NewFor: c.key.ID},
+	s.renderDevelopers(w, r, d, http.StatusOK, dashDevelopersView{NewKey: c.secret, NewFor: c.key.ID},
 		&web.Notice{ID: "done", Text: "Key " + c.key.ID + " created. Copy it now: it is shown this once.", Done: true})
 }
 
@@ -168,13 +168,13 @@ func (s *Server) dashEndpointAdd(w http.ResponseWriter, r *http.Request) {
 	})
 	if err != nil {
 		if n := dashNotice(err); apperr.CodeOf(err) == apperr.InvalidRequest {
-			s.renderDevelopers(w, r, d, http.StatusBadRequest, developersView{}, n)
+			s.renderDevelopers(w, r, d, http.StatusBadRequest, dashDevelopersView{}, n)
 			return
 		}
 		s.dashFailure(w, r, err)
 		return
 	}
-	s.renderDevelopers(w, r, d, http.StatusOK, developersView{NewSecret: e.Secret, NewFor: e.ID},
+	s.renderDevelopers(w, r, d, http.StatusOK, dashDevelopersView{NewSecret: e.Secret, NewFor: e.ID},
 		&web.Notice{ID: "done", Text: "Endpoint " + e.ID + " added. Copy its signing secret now: it is shown this once.", Done: true})
 }
 
@@ -212,12 +212,12 @@ func (s *Server) dashEndpointChange(w http.ResponseWriter, r *http.Request) {
 		s.dashDone(w, r, d.base+"/developers", map[bool]string{true: "enabled", false: "disabled"}[action == audit.EndpointEnable])
 		return
 	}
-	s.renderDevelopers(w, r, d, http.StatusOK, developersView{NewSecret: rotated.Secret, NewFor: rotated.ID},
+	s.renderDevelopers(w, r, d, http.StatusOK, dashDevelopersView{NewSecret: rotated.Secret, NewFor: rotated.ID},
 		&web.Notice{ID: "done", Text: "New signing secret for " + rotated.ID + ": copy it now, it is shown this once. The previous one keeps signing for 24 hours.", Done: true})
 }
 
-// auditView is the audit log page's body.
-type auditView struct {
+// dashAuditView is the audit log page's body.
+type dashAuditView struct {
 	Rows []audit.Row
 	Next string
 }
@@ -238,7 +238,7 @@ func (s *Server) dashAudit(w http.ResponseWriter, r *http.Request) {
 		s.dashFailure(w, r, err)
 		return
 	}
-	v := auditView{Rows: res.Items}
+	v := dashAuditView{Rows: res.Items}
 	if res.Next != nil {
 		v.Next = d.base + "/audit?before=" + res.Next.String()
 	}

@@ -46,9 +46,10 @@ type Notice struct {
 // It renders whole into a pooled buffer before anything is sent, so a
 // template error is a clean 500.
 type Pages struct {
-	pages   map[string]*template.Template
-	policy  string
-	buffers sync.Pool
+	pages    map[string]*template.Template
+	policy   string
+	policies map[string]string // a page's own policy, when it runs a script
+	buffers  sync.Pool
 }
 
 // funcs are the functions every page's templates may call: svg draws a
@@ -62,7 +63,7 @@ func funcs() template.FuncMap {
 // template error: pages are embedded, so that is a bug.
 func NewPages(fsys fs.FS, extra template.FuncMap, files ...string) *Pages {
 	base := template.Must(template.New("layout").Funcs(funcs()).Funcs(extra).Parse(layoutHTML))
-	p := &Pages{pages: map[string]*template.Template{}, policy: Policy(Hash([]byte(InlineStyle(layoutHTML))))}
+	p := &Pages{pages: map[string]*template.Template{}, policies: map[string]string{}, policy: Policy(Hash([]byte(InlineStyle(layoutHTML))))}
 	p.buffers.New = func() any { return new(bytes.Buffer) }
 	for _, f := range files {
 		t := template.Must(base.Clone())
@@ -70,6 +71,14 @@ func NewPages(fsys fs.FS, extra template.FuncMap, files ...string) *Pages {
 	}
 	p.pages[messagePage] = template.Must(template.Must(base.Clone()).Parse(messageHTML))
 	return p
+}
+
+// AllowScript lets page run script, the exact content of its one inline
+// <script> element, by its hash in that page's policy alone; every other
+// page still runs none. Call it while setting the pages up, before any
+// Render.
+func (p *Pages) AllowScript(page, script string) {
+	p.policies[page] = Policy(Hash([]byte(InlineStyle(layoutHTML))), Hash([]byte(script)))
 }
 
 // Policy is the pages' Content-Security-Policy.
@@ -95,7 +104,11 @@ func (p *Pages) Render(w http.ResponseWriter, status int, page string, f Frame) 
 			Body: Message{Heading: "Something went wrong", Paragraphs: []string{"This page could not be shown. Please try again."}}})
 	}
 	h := w.Header()
-	SetHeaders(h, p.policy)
+	policy := p.policy
+	if own, ok := p.policies[page]; ok && err == nil {
+		policy = own
+	}
+	SetHeaders(h, policy)
 	h.Set("Content-Type", "text/html; charset=utf-8")
 	h.Set("Content-Length", strconv.Itoa(buf.Len()))
 	w.WriteHeader(status)

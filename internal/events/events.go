@@ -22,6 +22,7 @@ import (
 
 	"github.com/lib/pq"
 
+	"github.com/tollgatehq/tollgate/internal/apperr"
 	"github.com/tollgatehq/tollgate/internal/id"
 	"github.com/tollgatehq/tollgate/internal/page"
 	"github.com/tollgatehq/tollgate/internal/store"
@@ -188,3 +189,17 @@ const emitManySQL = `WITH ev AS (
 			RETURNING merchant_id, mode, id, type
 		), ` + DeliveriesCTE + `
 		SELECT count(*) FROM d`
+
+// Get returns one of the scope's events; another scope's, or none, is
+// resource_not_found.
+func Get(ctx context.Context, q store.Querier, s tenant.Scope, eventID string) (Event, error) {
+	var es []Event
+	if err := q.SelectContext(ctx, &es, `SELECT `+columns+` FROM events WHERE merchant_id = $1 AND mode = $2 AND id = $3`,
+		s.MerchantID, s.Mode, eventID); err != nil {
+		return Event{}, store.Translate(err)
+	}
+	if len(es) == 0 {
+		return Event{}, apperr.New(apperr.ResourceNotFound, "no event %q", eventID)
+	}
+	return es[0], nil
+}

@@ -2,7 +2,7 @@
 // serves it to a wallet's eth_signTypedData_v4 (types, primaryType, domain,
 // message). Neither is told anything tollgate-specific: what one refuses, a
 // real wallet built on it refuses too.
-import { Wallet } from "ethers";
+import { Wallet, getBytes } from "ethers";
 import { privateKeyToAccount } from "viem/accounts";
 
 export const signers = {
@@ -20,3 +20,7 @@ export const signers = {
       message: typed.message,
     }),
 };
+
+// personal signs an EIP-191 personal message (hex bytes, as personal_sign
+// receives it), as the dashboard's wallet change asks.
+export const personal = async (key, hexMessage) => new Wallet(key).signMessage(getBytes(hexMessage));

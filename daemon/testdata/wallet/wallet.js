@@ -1,5 +1,6 @@
 // The browser test's wallet: bundled by esbuild (bundle.mjs) into one
 // script the test injects before the page's own, exposing the signers.
-import { signers } from "./signers.mjs";
+import { signers, personal } from "./signers.mjs";
 
 window.tollgateSigners = signers;
+window.tollgatePersonal = personal;
