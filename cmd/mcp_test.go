@@ -19,7 +19,7 @@ func TestMCPTools(t *testing.T) {
 		InputSchema  map[string]any `json:"inputSchema"`
 		OutputSchema map[string]any `json:"outputSchema"`
 	}
-	if code != 0 || json.Unmarshal([]byte(out), &tools) != nil || len(tools) != 23 {
+	if code != 0 || json.Unmarshal([]byte(out), &tools) != nil || len(tools) != 28 {
 		t.Fatalf("mcp tools --json: %d %s", code, out)
 	}
 	for _, tl := range tools {
