@@ -113,8 +113,9 @@ func BenchmarkUsageSummary(b *testing.B) {
 	end := time.Now().UTC().Truncate(24 * time.Hour)
 	start := end.AddDate(0, 0, -30)
 	seeded := time.Now()
-	// n events spread evenly over the 30 days, then their hourly totals as
-	// concurrent ingestion leaves them: each hour split over 4 shards.
+	// n events spread evenly over the 30 days, then their hourly and daily
+	// totals as concurrent ingestion leaves them: each bucket split over 4
+	// shards.
 	if _, err := u.db.Exec(`INSERT INTO meter_events (merchant_id, mode, id, meter_id, customer_id, value, event_timestamp)
 		SELECT $1, $2, 'me_b' || g, $3, $4, g % 97, $5::timestamptz + (g * (30 * 86400.0 / $6)) * interval '1 second'
 		FROM generate_series(1, $6) AS g`, u.s.MerchantID, u.s.Mode, m.ID, cus, start, n); err != nil {
@@ -125,12 +126,12 @@ func BenchmarkUsageSummary(b *testing.B) {
 	}
 	if _, err := u.db.Exec(`INSERT INTO usage_buckets (merchant_id, mode, customer_id, meter_id, grain, start_at, shard,
 			event_count, value_sum, value_max, last_value, last_at, last_event_id)
-		SELECT e.merchant_id, e.mode, e.customer_id, e.meter_id, 'hour', date_trunc('hour', e.event_timestamp, 'UTC'), abs(hashtext(e.id)) % 4,
+		SELECT e.merchant_id, e.mode, e.customer_id, e.meter_id, g.grain, date_trunc(g.grain, e.event_timestamp, 'UTC'), abs(hashtext(e.id)) % 4,
 			count(*), sum(e.value), max(e.value), (array_agg(e.value ORDER BY e.event_timestamp DESC, e.id DESC))[1], max(e.event_timestamp),
 			(array_agg(e.id ORDER BY e.event_timestamp DESC, e.id DESC))[1]
-		FROM meter_events e
+		FROM meter_events e CROSS JOIN (VALUES ('hour'), ('day')) AS g (grain)
 		WHERE e.merchant_id = $1 AND e.customer_id IS NOT NULL
-		GROUP BY e.merchant_id, e.mode, e.customer_id, e.meter_id, date_trunc('hour', e.event_timestamp, 'UTC'), abs(hashtext(e.id)) % 4`, u.s.MerchantID); err != nil {
+		GROUP BY e.merchant_id, e.mode, e.customer_id, e.meter_id, g.grain, date_trunc(g.grain, e.event_timestamp, 'UTC'), abs(hashtext(e.id)) % 4`, u.s.MerchantID); err != nil {
 		b.Fatal(err)
 	}
 	for _, t := range []string{"meter_events", "usage_buckets"} {

@@ -335,12 +335,14 @@ func (a Agg) Big(aggregation string) *big.Int {
 }
 
 // plan splits [from, to) into the ranges read from events (the parts of an
-// hour at either end) and the range of whole hours [hours[0], hours[1])
-// read from the hour buckets (empty when hours[0] is not before hours[1]).
-func plan(from, to time.Time) (raw [][2]time.Time, hours [2]time.Time) {
+// hour at either end), the ranges of whole hours read from the hour buckets
+// (the partial days at either end) and the range of whole days
+// [days[0], days[1]) read from the day buckets (empty when days[0] is not
+// before days[1]).
+func plan(from, to time.Time) (raw, hours [][2]time.Time, days [2]time.Time) {
 	h0, h1 := ceil(from, Hour), floor(to, Hour)
 	if !h0.Before(h1) {
-		return [][2]time.Time{{from, to}}, [2]time.Time{h1, h1}
+		return [][2]time.Time{{from, to}}, nil, [2]time.Time{h1, h1}
 	}
 	if from.Before(h0) {
 		raw = append(raw, [2]time.Time{from, h0})
@@ -348,5 +350,15 @@ func plan(from, to time.Time) (raw [][2]time.Time, hours [2]time.Time) {
 	if h1.Before(to) {
 		raw = append(raw, [2]time.Time{h1, to})
 	}
-	return raw, [2]time.Time{h0, h1}
+	d0, d1 := ceil(h0, Day), floor(h1, Day)
+	if !d0.Before(d1) {
+		return raw, [][2]time.Time{{h0, h1}}, [2]time.Time{h1, h1}
+	}
+	if h0.Before(d0) {
+		hours = append(hours, [2]time.Time{h0, d0})
+	}
+	if d1.Before(h1) {
+		hours = append(hours, [2]time.Time{d1, h1})
+	}
+	return raw, hours, [2]time.Time{d0, d1}
 }

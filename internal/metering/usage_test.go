@@ -4,6 +4,7 @@ import (
 	"context"
 	"math/rand/v2"
 	"net/url"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -21,20 +22,40 @@ func TestMain(m *testing.M) { testdb.Main(m) }
 func TestPlanCoversTheSpanOnce(t *testing.T) {
 	base := time.Date(2026, 3, 30, 22, 17, 5, 0, time.UTC)
 	for _, span := range []time.Duration{time.Minute, 50 * time.Minute, 2 * time.Hour, 26 * time.Hour, 75 * time.Hour, 40 * 24 * time.Hour} {
-		from, to := base, base.Add(span)
-		raw, hours := plan(from, to)
-		covered := hours[1].Sub(hours[0])
-		if covered < 0 {
-			t.Errorf("span %s: hours %v run backwards", span, hours)
-		}
-		for _, r := range raw {
-			covered += r[1].Sub(r[0])
-		}
-		if covered != span {
-			t.Errorf("span %s: pieces cover %s (raw %v, hours %v)", span, covered, raw, hours)
-		}
-		if len(raw) > 2 {
-			t.Errorf("span %s: %d raw ranges", span, len(raw))
+		for _, from := range []time.Time{base, base.Truncate(time.Hour), base.Truncate(24 * time.Hour)} {
+			to := from.Add(span)
+			raw, hours, days := plan(from, to)
+			// The pieces, in time order, must tile [from, to) exactly.
+			pieces := append(append([][2]time.Time{}, raw...), hours...)
+			if days[0].Before(days[1]) {
+				pieces = append(pieces, days)
+			}
+			sort.Slice(pieces, func(i, j int) bool { return pieces[i][0].Before(pieces[j][0]) })
+			at := from
+			for _, p := range pieces {
+				if !p[0].Equal(at) || !p[0].Before(p[1]) {
+					t.Fatalf("from %s span %s: pieces %v do not tile the span (raw %v, hours %v, days %v)", from, span, pieces, raw, hours, days)
+				}
+				at = p[1]
+			}
+			if !at.Equal(to) {
+				t.Errorf("from %s span %s: pieces end at %s", from, span, at)
+			}
+			for _, h := range hours {
+				if h[0].Truncate(time.Hour) != h[0] || h[1].Truncate(time.Hour) != h[1] {
+					t.Errorf("from %s span %s: hour range %v is not whole hours", from, span, h)
+				}
+				// A whole day inside an hour range would be read as 24 rows.
+				if d0 := ceil(h[0], Day); !d0.AddDate(0, 0, 1).After(h[1]) {
+					t.Errorf("from %s span %s: hour range %v holds a whole day", from, span, h)
+				}
+			}
+			if days[0].Before(days[1]) && (floor(days[0], Day) != days[0] || floor(days[1], Day) != days[1]) {
+				t.Errorf("from %s span %s: day range %v is not whole days", from, span, days)
+			}
+			if len(raw) > 2 || len(hours) > 2 {
+				t.Errorf("from %s span %s: %d raw and %d hour ranges", from, span, len(raw), len(hours))
+			}
 		}
 	}
 }
