@@ -158,9 +158,9 @@ func merchantOr(name string) string {
 	return name
 }
 
-// render writes one of the session's pages.
-func (s *Server) renderPortal(w http.ResponseWriter, r *http.Request, page string, f web.Frame) {
-	if err := s.portalPages.Render(w, http.StatusOK, page, f); err != nil {
+// renderPortal writes one of the session's pages with status.
+func (s *Server) renderPortal(w http.ResponseWriter, r *http.Request, status int, page string, f web.Frame) {
+	if err := s.portalPages.Render(w, status, page, f); err != nil {
 		s.log.ErrorContext(r.Context(), "portal page", "err", err, "request_id", requestID(r.Context()))
 	}
 }

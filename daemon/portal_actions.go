@@ -2,8 +2,10 @@ package daemon
 
 import (
 	"net/http"
+	"strings"
 
 	"github.com/tollgatehq/tollgate/daemon/web"
+	"github.com/tollgatehq/tollgate/internal/apperr"
 	"github.com/tollgatehq/tollgate/internal/subscriptions"
 )
 
@@ -54,6 +56,11 @@ func (s *Server) portalAction(w http.ResponseWriter, r *http.Request) {
 	case "undo-cancel":
 		_, err = subscriptions.UndoCancel(ctx, s.db, scope, id)
 		done = "resumed"
+	case "discount":
+		if s.portalDiscount(w, r, pr, id) {
+			http.Redirect(w, r, pr.base+"?done=discounted", http.StatusSeeOther)
+		}
+		return
 	case "payer":
 		_, err = subscriptions.ReplaceTestPayer(ctx, s.db, scope, id, r.PostForm.Get("payer"))
 		done = "payer"
@@ -66,4 +73,28 @@ func (s *Server) portalAction(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	http.Redirect(w, r, pr.base+"?done="+done, http.StatusSeeOther)
+}
+
+// portalDiscount applies the coupon code of the form to the subscription
+// id as POST /v1/subscriptions/{id}/discount does (the same redemption and
+// subscription.updated event), and reports whether it did. A code that
+// cannot be used shows the overview again with a plain error, never the
+// API's code or message (they may name other plans or coupons' terms).
+func (s *Server) portalDiscount(w http.ResponseWriter, r *http.Request, pr portalRequest, id string) bool {
+	code := strings.TrimSpace(r.PostForm.Get("code"))
+	if code == "" {
+		s.showOverview(w, r, pr, http.StatusBadRequest, &web.Notice{ID: "coupon-error", Text: "Enter a coupon code to apply it. Nothing was changed."})
+		return false
+	}
+	_, err := subscriptions.SetDiscount(r.Context(), s.db, pr.Scope(), id, &code, pr.Now)
+	switch {
+	case err == nil:
+		return true
+	case apperr.CodeOf(err) == apperr.InvalidCoupon:
+		s.showOverview(w, r, pr, http.StatusBadRequest, &web.Notice{ID: "coupon-error",
+			Text: "This coupon code cannot be used: it may be mistyped, expired or used up, or not valid for this plan. Nothing was changed."})
+	default:
+		s.portalFailure(w, r, err)
+	}
+	return false
 }

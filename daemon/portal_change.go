@@ -89,7 +89,7 @@ func (s *Server) portalChangePreview(w http.ResponseWriter, r *http.Request) {
 	}
 	f := pr.frame("Switch plan", "Overview")
 	f.Body = v
-	s.renderPortal(w, r, portalChangePage, f)
+	s.renderPortal(w, r, http.StatusOK, portalChangePage, f)
 }
 
 // planName names a plan by its product, from the session's plans (the

@@ -40,10 +40,14 @@ type subscriptionView struct {
 	Ended                                   string
 	Next                                    *chargeView
 	Live                                    bool
+	// Discount is the subscription's discount ("" without one).
+	Discount string
 	// Actions: the forms' addresses; empty when the action does not apply.
 	CancelURL, UndoURL, ChangeURL, PayerURL string
 	Plans                                   []planOption
 	Wallets                                 []walletButton
+	// DiscountURL applies a coupon code.
+	DiscountURL string
 	// Licensed subscriptions may switch at once (prorated).
 	CanSwitchNow bool
 	// Trial is when a free trial ends ("" without one).
@@ -72,15 +76,22 @@ func (s *Server) portalOverview(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	s.showOverview(w, r, pr, http.StatusOK, portalNotice(r.URL.Query().Get("done")))
+}
+
+// showOverview renders the overview with status and notice (nil for
+// none): after a GET, or again, with an error, after a form the customer
+// can correct and send again.
+func (s *Server) showOverview(w http.ResponseWriter, r *http.Request, pr portalRequest, status int, n *web.Notice) {
 	v, err := s.overview(r, pr)
 	if err != nil {
 		s.portalFailure(w, r, err)
 		return
 	}
 	f := pr.frame("Your account", "Overview")
-	f.Notice = portalNotice(r.URL.Query().Get("done"))
+	f.Notice = n
 	f.Body = v
-	s.renderPortal(w, r, portalOverviewPage, f)
+	s.renderPortal(w, r, status, portalOverviewPage, f)
 }
 
 // overview reads what the overview shows: bounded reads only (a page of
@@ -181,10 +192,12 @@ func (s *Server) portalSubscription(pr portalRequest, x portal.Subscription, pla
 	if x.TrialEnd != nil && x.Status == subscriptions.Trialing {
 		sv.Trial = day(*x.TrialEnd)
 	}
+	sv.Discount = discountText(x.Subscription)
 	if !x.Live() {
 		return sv
 	}
 	act := pr.base + "/subscriptions/" + x.ID
+	sv.DiscountURL = act + "/discount"
 	if x.CancelAt != nil {
 		sv.EndsOn, sv.UndoURL = day(*x.CancelAt), act+"/undo-cancel"
 	} else {
@@ -210,6 +223,24 @@ func (s *Server) portalSubscription(pr portalRequest, x portal.Subscription, pla
 		}
 	}
 	return sv
+}
+
+// discountText says what x's discount takes off and until when: "20% off
+// (coupon LAUNCH), until 1 Mar 2027"; "" without one (or one that cannot
+// be read: the charge itself reads it, and fails loudly).
+func discountText(x subscriptions.Subscription) string {
+	d, err := x.StoredDiscount()
+	if err != nil || d == nil {
+		return ""
+	}
+	text := d.Describe()
+	switch {
+	case d.End != nil:
+		text += ", until " + day(*d.End)
+	case d.Periods == nil:
+		text += ", on every charge"
+	}
+	return text
 }
 
 // chargeOf shows an upcoming charge with its lines so far.
@@ -290,7 +321,7 @@ func (s *Server) portalPayments(w http.ResponseWriter, r *http.Request) {
 	}
 	f := pr.frame("Payments", "Payments")
 	f.Body = v
-	s.renderPortal(w, r, portalPaymentsPage, f)
+	s.renderPortal(w, r, http.StatusOK, portalPaymentsPage, f)
 }
 
 // receiptView is a payment's receipt.
@@ -349,7 +380,7 @@ func (s *Server) portalReceipt(w http.ResponseWriter, r *http.Request) {
 	}
 	f := pr.frame("Receipt "+p.ID, "Payments")
 	f.Body = v
-	s.renderPortal(w, r, portalReceiptPage, f)
+	s.renderPortal(w, r, http.StatusOK, portalReceiptPage, f)
 }
 
 // portalNotice is the notice after an action (?done=…): fixed words, so
@@ -360,7 +391,7 @@ func portalNotice(done string) *web.Notice {
 		"resumed":    "Your subscription will continue: the cancellation was undone.",
 		"changed":    "Your plan was changed.",
 		"scheduled":  "Your plan will change at the end of the current period.",
-		"discounted": "The coupon was applied.",
+		"discounted": "The coupon was applied: its discount is shown on your subscription.",
 		"payer":      "The paying wallet was replaced.",
 		"kept":       "You stay on your current plan: the pending change was dropped.",
 	}[done]

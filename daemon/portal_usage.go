@@ -42,7 +42,7 @@ func (s *Server) portalUsage(w http.ResponseWriter, r *http.Request) {
 	}
 	f := pr.frame("Usage", "Usage")
 	f.Body = v
-	s.renderPortal(w, r, portalUsagePage, f)
+	s.renderPortal(w, r, http.StatusOK, portalUsagePage, f)
 }
 
 func meterUsageOf(u metering.Summary) meterUsage {

@@ -88,8 +88,9 @@ func (d Discount) off(amount money.Amount) money.Amount {
 	return 0
 }
 
-// describe says what the discount is, for its payment line.
-func (d Discount) describe() string {
+// Describe says what the discount is, for its payment line and the
+// customer portal: "20% off (coupon LAUNCH)".
+func (d Discount) Describe() string {
 	name := d.Coupon.ID
 	if d.Coupon.Code != nil {
 		name = *d.Coupon.Code
@@ -100,8 +101,8 @@ func (d Discount) describe() string {
 	return d.AmountOff.USDC() + " USDC off (coupon " + name + ")"
 }
 
-// storedDiscount reads x's discount; nil when it has none.
-func (x Subscription) storedDiscount() (*Discount, error) {
+// StoredDiscount reads x's discount; nil when it has none.
+func (x Subscription) StoredDiscount() (*Discount, error) {
 	if len(x.DiscountJSON) == 0 {
 		return nil, nil
 	}
@@ -118,7 +119,7 @@ func (x Subscription) storedDiscount() (*Discount, error) {
 // line). used is true when n is the last period the discount covers: it
 // ends with this charge.
 func applyDiscount(x Subscription, n int, amount money.Amount, lines json.RawMessage) (money.Amount, json.RawMessage, bool, error) {
-	d, err := x.storedDiscount()
+	d, err := x.StoredDiscount()
 	if err != nil || d == nil || !d.covers(n) {
 		return amount, lines, false, err
 	}
@@ -134,7 +135,7 @@ func applyDiscount(x Subscription, n int, amount money.Amount, lines json.RawMes
 	} else {
 		ls = append(ls, wire.PaymentLine{Kind: LinePlan, Description: "plan " + x.PlanID + ", one period", Amount: amount.String()})
 	}
-	ls = append(ls, wire.PaymentLine{Kind: LineDiscount, Description: d.describe(), Amount: (-off).String()})
+	ls = append(ls, wire.PaymentLine{Kind: LineDiscount, Description: d.Describe(), Amount: (-off).String()})
 	b, err := json.Marshal(ls)
 	return amount - off, b, d.last(n), err
 }

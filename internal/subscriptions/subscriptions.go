@@ -136,7 +136,7 @@ func (x Subscription) Wire() wire.Subscription {
 		a := x.Amount.String()
 		w.Amount = &a
 	}
-	if d, err := x.storedDiscount(); err == nil && d != nil {
+	if d, err := x.StoredDiscount(); err == nil && d != nil {
 		w.Discount = d.Wire()
 	}
 	return w
