@@ -10,8 +10,8 @@ import (
 )
 
 // The customer portal in headless Chromium: a customer opens the link,
-// switches plan after the preview, cancels and undoes it, reads usage and
-// a receipt. Each step is checked in the page's text and against the API;
+// switches plan after the preview, cancels and undoes it, applies a coupon
+// code, reads usage and a receipt. Each step is checked in the page's text and against the API;
 // every page is audited as the checkout's are and captured at 360 and
 // 1280 px as portal-NAME-WIDTH.png (the portal guide shows them).
 func TestPortalInChromium(t *testing.T) {
@@ -27,6 +27,9 @@ func TestPortalInChromium(t *testing.T) {
 		}
 	}
 	if _, err := p.c.GrantCredits(p.ctx, client.CreditGrantParams{ExternalCustomerID: "alice", Amount: "2500000", Reason: "Welcome credit"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.c.CreateCoupon(p.ctx, client.CouponParams{PercentOff: 20, Duration: "repeating", DurationInPeriods: 3, Code: "LAUNCH"}); err != nil {
 		t.Fatal(err)
 	}
 	ps := p.session("alice", p.starter.ID, p.otherPlan.ID)
@@ -95,6 +98,33 @@ func TestPortalInChromium(t *testing.T) {
 	}
 	if x := p.sub(id); x.CancelAt != nil || x.Status != "active" {
 		t.Fatalf("after undo: %s", x.Raw)
+	}
+
+	// A coupon code: a mistyped one is refused in words, a good one
+	// shows on the subscription.
+	if _, err := chromedp.Run(tb.ctx, chromedp.SetValue(chromedp.ID("code-"+id), "LAUNCHH")); err != nil {
+		t.Fatal(err)
+	}
+	if st := tb.submit(chromedp.Click(chromedp.ID("apply-coupon-" + id))); st != 400 {
+		t.Fatalf("mistyped coupon: status %d", st)
+	}
+	if got := tb.text("coupon-error"); !strings.Contains(got, "cannot be used") {
+		t.Fatalf("coupon error %q", got)
+	}
+	if _, err := chromedp.Run(tb.ctx, chromedp.SetValue(chromedp.ID("code-"+id), "launch")); err != nil {
+		t.Fatal(err)
+	}
+	if st := tb.submit(chromedp.Click(chromedp.ID("apply-coupon-" + id))); st != 200 {
+		t.Fatalf("coupon: status %d", st)
+	}
+	if got := tb.text("done-notice"); !strings.Contains(got, "coupon was applied") {
+		t.Fatalf("notice %q", got)
+	}
+	if got := tb.text("discount-" + id); !strings.HasPrefix(got, "20% off (coupon LAUNCH), until ") {
+		t.Fatalf("discount %q", got)
+	}
+	if x := p.sub(id); x.Discount == nil {
+		t.Fatalf("after the coupon: %s", x.Raw)
 	}
 
 	// Usage, as a chart.
