@@ -12,6 +12,7 @@ import (
 
 	"github.com/tollgatehq/tollgate/client"
 	"github.com/tollgatehq/tollgate/daemon"
+	"github.com/tollgatehq/tollgate/daemon/web"
 )
 
 // fuzzRoute is a request shape the HTTP fuzz target fills in: method and
@@ -75,6 +76,7 @@ var fuzzRoutes = []fuzzRoute{
 	{"GET", "/portal/{ps}/payments/{}", "query"},
 	{"GET", "/portal/{ps}/payments", "query"},
 	{"POST", "/portal/{ps}/subscriptions/{}/cancel", "form"},
+	{"POST", "/portal/{ps}/subscriptions/{}/discount", "form"},
 }
 
 // FuzzHTTP drives the daemon's handlers, over a real database, with
@@ -172,6 +174,8 @@ func FuzzHTTP(f *testing.F) {
 		{44, "pay_x", "", ""},
 		{45, "", "before=2026-01-01T00:00:00Z", ""},
 		{46, "sub_x", "csrf_token=x", ""},
+		{47, "sub_x", "csrf_token=" + web.CSRFToken(portalToken) + "&code=LAUNCH", ""},
+		{47, "sub_\x00", "csrf_token=" + web.CSRFToken(portalToken) + "&code=%00&code=", ""},
 	} {
 		f.Add(s.route, s.seg, []byte(s.input), s.header)
 	}
