@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"context"
 	"embed"
 	"html/template"
 	"net/http"
@@ -13,6 +14,7 @@ import (
 	"github.com/tollgatehq/tollgate/internal/audit"
 	"github.com/tollgatehq/tollgate/internal/auth"
 	"github.com/tollgatehq/tollgate/internal/id"
+	"github.com/tollgatehq/tollgate/internal/page"
 	"github.com/tollgatehq/tollgate/internal/tenant"
 	"github.com/tollgatehq/tollgate/internal/users"
 )
@@ -298,4 +300,38 @@ func dashBar(p dashPage) (template.HTML, error) {
 	var b strings.Builder
 	err := dashBarHTML.Execute(&b, p)
 	return template.HTML(b.String()), err // #nosec: html/template escaped it
+}
+
+// dashListView is a list page's body: one page of rows, newest first, and
+// the link to the older ones.
+type dashListView[T any] struct {
+	Items []T
+	Next  string
+}
+
+// dashList answers a cursor-paged list page at path (under the dashboard's
+// base), reading the page asked for with list for the session's merchant.
+func dashList[T any](s *Server, w http.ResponseWriter, r *http.Request, path, title, tpl string,
+	list func(context.Context, dashRequest, page.Params) (page.Result[T], error)) {
+	d, ok := s.openDashboard(w, r)
+	if !ok {
+		return
+	}
+	p, err := page.ParseQuery(r.URL.Query())
+	if err != nil {
+		s.dashFailure(w, r, err)
+		return
+	}
+	res, err := list(r.Context(), d, p)
+	if err != nil {
+		s.dashFailure(w, r, err)
+		return
+	}
+	v := dashListView[T]{Items: res.Items}
+	if res.Next != nil {
+		v.Next = d.base + path + "?before=" + res.Next.String()
+	}
+	f := d.frame(title, title)
+	f.Body = d.page(v)
+	s.renderDash(w, r, http.StatusOK, tpl, f)
 }

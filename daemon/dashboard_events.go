@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"net/http"
 
@@ -17,34 +18,10 @@ const (
 	dashEventPage  = "pages/dashboard_event.html"
 )
 
-// dashEventsView is the events list's body.
-type dashEventsView struct {
-	Events []events.Event
-	Next   string
-}
-
 func (s *Server) dashEvents(w http.ResponseWriter, r *http.Request) {
-	d, ok := s.openDashboard(w, r)
-	if !ok {
-		return
-	}
-	p, err := page.ParseQuery(r.URL.Query())
-	if err != nil {
-		s.dashFailure(w, r, err)
-		return
-	}
-	res, err := events.List(r.Context(), s.db, d.Scope(), p)
-	if err != nil {
-		s.dashFailure(w, r, err)
-		return
-	}
-	v := dashEventsView{Events: res.Items}
-	if res.Next != nil {
-		v.Next = d.base + "/events?before=" + res.Next.String()
-	}
-	f := d.frame("Events", "Events")
-	f.Body = d.page(v)
-	s.renderDash(w, r, http.StatusOK, dashEventsPage, f)
+	dashList(s, w, r, "/events", "Events", dashEventsPage, func(ctx context.Context, d dashRequest, p page.Params) (page.Result[events.Event], error) {
+		return events.List(ctx, s.db, d.Scope(), p)
+	})
 }
 
 // dashEventView is an event's page: its data and each delivery with its

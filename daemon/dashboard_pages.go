@@ -216,33 +216,9 @@ func (s *Server) dashEndpointChange(w http.ResponseWriter, r *http.Request) {
 		&web.Notice{ID: "done", Text: "New signing secret for " + rotated.ID + ": copy it now, it is shown this once. The previous one keeps signing for 24 hours.", Done: true})
 }
 
-// dashAuditView is the audit log page's body.
-type dashAuditView struct {
-	Rows []audit.Row
-	Next string
-}
-
 func (s *Server) dashAudit(w http.ResponseWriter, r *http.Request) {
-	d, ok := s.openDashboard(w, r)
-	if !ok {
-		return
-	}
-	p, err := page.ParseQuery(r.URL.Query())
-	if err != nil {
-		s.dashFailure(w, r, err)
-		return
-	}
-	p.Limit = 50
-	res, err := audit.List(r.Context(), s.db, audit.Filter{MerchantID: d.MerchantID, Page: p})
-	if err != nil {
-		s.dashFailure(w, r, err)
-		return
-	}
-	v := dashAuditView{Rows: res.Items}
-	if res.Next != nil {
-		v.Next = d.base + "/audit?before=" + res.Next.String()
-	}
-	f := d.frame("Audit log", "Audit log")
-	f.Body = d.page(v)
-	s.renderDash(w, r, http.StatusOK, dashAuditPage, f)
+	dashList(s, w, r, "/audit", "Audit log", dashAuditPage, func(ctx context.Context, d dashRequest, p page.Params) (page.Result[audit.Row], error) {
+		p.Limit = 50
+		return audit.List(ctx, s.db, audit.Filter{MerchantID: d.MerchantID, Page: p})
+	})
 }

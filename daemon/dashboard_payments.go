@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"context"
 	"net/http"
 	"time"
 
@@ -18,34 +19,10 @@ const (
 	dashPaymentPage  = "pages/dashboard_payment.html"
 )
 
-// dashPaymentsView is the payments list's body.
-type dashPaymentsView struct {
-	Payments []payments.Payment
-	Next     string
-}
-
 func (s *Server) dashPayments(w http.ResponseWriter, r *http.Request) {
-	d, ok := s.openDashboard(w, r)
-	if !ok {
-		return
-	}
-	p, err := page.ParseQuery(r.URL.Query())
-	if err != nil {
-		s.dashFailure(w, r, err)
-		return
-	}
-	res, err := payments.List(r.Context(), s.db, d.Scope(), p)
-	if err != nil {
-		s.dashFailure(w, r, err)
-		return
-	}
-	v := dashPaymentsView{Payments: res.Items}
-	if res.Next != nil {
-		v.Next = d.base + "/payments?before=" + res.Next.String()
-	}
-	f := d.frame("Payments", "Payments")
-	f.Body = d.page(v)
-	s.renderDash(w, r, http.StatusOK, dashPaymentsPage, f)
+	dashList(s, w, r, "/payments", "Payments", dashPaymentsPage, func(ctx context.Context, d dashRequest, p page.Params) (page.Result[payments.Payment], error) {
+		return payments.List(ctx, s.db, d.Scope(), p)
+	})
 }
 
 // dashPaymentView is a payment's page: the payment, what is left to refund,
