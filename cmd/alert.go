@@ -119,22 +119,7 @@ func alertThreshold(a client.Alert) string {
 	}
 }
 
-func newAlertListCmd(f *Factory) *cobra.Command {
-	var o listOptions
-	cmd := &cobra.Command{
-		Use:               "list",
-		Short:             "List alerts, newest first",
-		Example:           `  tollgate alert list --all --json`,
-		Args:              cobra.NoArgs,
-		ValidArgsFunction: cobra.NoFileCompletions,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runList(cmd.Context(), cmd, f, o, alertListing)
-		},
-	}
-	addListFlags(cmd, &o)
-	noFileCompletion(cmd, "limit", "before")
-	return cmd
-}
+func newAlertListCmd(f *Factory) *cobra.Command { return newListCmd(f, "alerts", alertListing) }
 
 var alertListing = listing[client.Alert]{
 	plural: "alerts",

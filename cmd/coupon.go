@@ -164,22 +164,7 @@ func discountText(d *client.Discount) string {
 	return s
 }
 
-func newCouponListCmd(f *Factory) *cobra.Command {
-	var o listOptions
-	cmd := &cobra.Command{
-		Use:               "list",
-		Short:             "List coupons, newest first",
-		Example:           `  tollgate coupon list --all --json`,
-		Args:              cobra.NoArgs,
-		ValidArgsFunction: cobra.NoFileCompletions,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runList(cmd.Context(), cmd, f, o, couponListing)
-		},
-	}
-	addListFlags(cmd, &o)
-	noFileCompletion(cmd, "limit", "before")
-	return cmd
-}
+func newCouponListCmd(f *Factory) *cobra.Command { return newListCmd(f, "coupons", couponListing) }
 
 var couponListing = listing[client.Coupon]{
 	plural: "coupons",

@@ -89,22 +89,7 @@ func meterCreateRun(ctx context.Context, f *Factory, p client.MeterParams) error
 	})
 }
 
-func newMeterListCmd(f *Factory) *cobra.Command {
-	var o listOptions
-	cmd := &cobra.Command{
-		Use:               "list",
-		Short:             "List meters, newest first",
-		Example:           `  tollgate meter list --all --json`,
-		Args:              cobra.NoArgs,
-		ValidArgsFunction: cobra.NoFileCompletions,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runList(cmd.Context(), cmd, f, o, meterListing)
-		},
-	}
-	addListFlags(cmd, &o)
-	noFileCompletion(cmd, "limit", "before")
-	return cmd
-}
+func newMeterListCmd(f *Factory) *cobra.Command { return newListCmd(f, "meters", meterListing) }
 
 var meterListing = listing[client.Meter]{
 	plural: "meters",

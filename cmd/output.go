@@ -228,3 +228,23 @@ func printAllJSON[T any](w io.Writer, items []T, raw func(T) json.RawMessage) er
 	_, err := w.Write(b.Bytes())
 	return err
 }
+
+// newListCmd is `NOUN list` for a noun whose list takes only the common list
+// flags: newest first, --all to follow the cursor, --json for the raw objects.
+func newListCmd[T any](f *Factory, plural string, l listing[T]) *cobra.Command {
+	var o listOptions
+	noun := strings.TrimSuffix(plural, "s")
+	cmd := &cobra.Command{
+		Use:               "list",
+		Short:             "List " + plural + ", newest first",
+		Example:           "  tollgate " + noun + " list --all --json",
+		Args:              cobra.NoArgs,
+		ValidArgsFunction: cobra.NoFileCompletions,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runList(cmd.Context(), cmd, f, o, l)
+		},
+	}
+	addListFlags(cmd, &o)
+	noFileCompletion(cmd, "limit", "before")
+	return cmd
+}
