@@ -3,6 +3,7 @@ package metering
 import (
 	"context"
 	"math/big"
+	"strconv"
 	"time"
 
 	"github.com/lib/pq"
@@ -29,16 +30,21 @@ const bucketShardSpace = 0x7468
 // upsert costs ingestion some of its rate; summaries were twice as slow
 // without it.
 
+// aggExprs are the expressions aggColumns and anyAggColumns aggregate:
+// from usage_buckets when buckets, else from meter_events.
+func aggExprs(buckets bool) (n, sum, mx, v, at, id string) {
+	if buckets {
+		return "coalesce(sum(event_count), 0)::bigint", "sum(value_sum)", "max(value_max)", "last_value", "last_at", "last_event_id"
+	}
+	return "count(*)", "sum(value)", "max(value)", "value", "event_timestamp", "id"
+}
+
 // aggColumns is the select list that aggregates rows for a meter of the
 // given aggregation: n, the number of events (0 when there are none), and
 // only the aggregate the meter reads (the others NULL), so a summary of a
-// sum meter sorts nothing. From usage_buckets when buckets, else from
-// meter_events.
+// sum meter sorts nothing.
 func aggColumns(aggregation string, buckets bool) string {
-	n, sum, mx, v, at, id := "count(*)", "sum(value)", "max(value)", "value", "event_timestamp", "id"
-	if buckets {
-		n, sum, mx, v, at, id = "coalesce(sum(event_count), 0)::bigint", "sum(value_sum)", "max(value_max)", "last_value", "last_at", "last_event_id"
-	}
+	n, sum, mx, v, at, id := aggExprs(buckets)
 	cols := n + ` AS n, ` + sum + `::text AS s, NULL::bigint AS mx, NULL::bigint AS lv, NULL::timestamptz AS lt, NULL::text AS lid`
 	switch aggregation {
 	case Count:
@@ -50,6 +56,17 @@ func aggColumns(aggregation string, buckets bool) string {
 		cols = n + ` AS n, NULL::text AS s, NULL::bigint AS mx, (array_agg(` + v + order + ` AS lv, max(` + at + `) AS lt, (array_agg(` + id + order + ` AS lid`
 	}
 	return cols
+}
+
+// anyAggColumns is aggColumns for the meter m of the query, whose
+// aggregation is known only when it runs: each aggregate is filtered on it,
+// so the others still aggregate nothing and a sum meter sorts nothing.
+func anyAggColumns(buckets bool) string {
+	n, sum, mx, v, at, id := aggExprs(buckets)
+	when := func(a string) string { return ` FILTER (WHERE m.aggregation = '` + a + `')` }
+	order := ` ORDER BY ` + at + ` DESC, ` + id + ` DESC)` + when(Last) + `)[1]`
+	return n + ` AS n, (` + sum + when(Sum) + `)::text AS s, ` + mx + when(Max) + ` AS mx, (array_agg(` + v + order + ` AS lv, max(` + at + `)` + when(Last) +
+		` AS lt, (array_agg(` + id + order + ` AS lid`
 }
 
 type aggRow struct {
@@ -76,23 +93,29 @@ func (r aggRow) agg() Agg {
 }
 
 // spansSQL aggregates, in one round trip, the whole hours [f, t) of each
-// span numbered i from the hour buckets ($5-$7), its whole days from the
-// day buckets ($8-$10), and the parts of an hour at a span's ends from the
-// events themselves ($11-$13).
-func spansSQL(aggregation string) string {
-	buckets := func(grain, i, f, t string) string {
-		return `SELECT r.i, a.* FROM unnest(` + i + `::bigint[], ` + f + `::timestamptz[], ` + t + `::timestamptz[]) AS r(i, f, t)
-	CROSS JOIN LATERAL (SELECT ` + aggColumns(aggregation, true) + ` FROM usage_buckets
-		WHERE merchant_id = $1 AND mode = $2 AND customer_id = $3 AND meter_id = $4
+// span numbered i from the hour buckets, its whole days from the day
+// buckets, and the parts of an hour at a span's ends from the events
+// themselves: the customer $3 of scope ($1, $2) on the meter whose id is
+// meter, with the select list cols. Each of the three parts takes three
+// arrays (span numbers, froms, tos), from parameter $first on.
+func spansSQL(cols func(buckets bool) string, meter string, first int) string {
+	arrays := func(k int) string {
+		p := func(j int) string { return "$" + strconv.Itoa(first+k+j) }
+		return `unnest(` + p(0) + `::bigint[], ` + p(1) + `::timestamptz[], ` + p(2) + `::timestamptz[]) AS r(i, f, t)`
+	}
+	buckets := func(grain string, k int) string {
+		return `SELECT r.i, a.* FROM ` + arrays(k) + `
+	CROSS JOIN LATERAL (SELECT ` + cols(true) + ` FROM usage_buckets
+		WHERE merchant_id = $1 AND mode = $2 AND customer_id = $3 AND meter_id = ` + meter + `
 			AND grain = '` + grain + `' AND start_at >= r.f AND start_at < r.t) a`
 	}
-	return buckets(Hour, "$5", "$6", "$7") + `
+	return buckets(Hour, 0) + `
 UNION ALL
-` + buckets(Day, "$8", "$9", "$10") + `
+` + buckets(Day, 3) + `
 UNION ALL
-SELECT r.i, a.* FROM unnest($11::bigint[], $12::timestamptz[], $13::timestamptz[]) AS r(i, f, t)
-	CROSS JOIN LATERAL (SELECT ` + aggColumns(aggregation, false) + ` FROM meter_events
-		WHERE merchant_id = $1 AND mode = $2 AND customer_id = $3 AND meter_id = $4
+SELECT r.i, a.* FROM ` + arrays(6) + `
+	CROSS JOIN LATERAL (SELECT ` + cols(false) + ` FROM meter_events
+		WHERE merchant_id = $1 AND mode = $2 AND customer_id = $3 AND meter_id = ` + meter + `
 			AND event_timestamp >= r.f AND event_timestamp < r.t AND cancelled_at IS NULL) a`
 }
 
@@ -112,7 +135,24 @@ func (l *spanList) add(i int, r [2]time.Time) {
 // parts of an hour at the ends from the events. Only the meter's
 // aggregation is filled in (and Count).
 func aggregateSpans(ctx context.Context, q store.Querier, s tenant.Scope, m Meter, customerID string, spans [][2]time.Time) ([]Agg, error) {
-	out := make([]Agg, len(spans))
+	var rows []spanRow
+	cols := func(buckets bool) string { return aggColumns(m.Aggregation, buckets) }
+	args := append([]any{s.MerchantID, s.Mode, customerID, m.ID}, spanArgs(spans)...)
+	if err := q.SelectContext(ctx, &rows, spansSQL(cols, "$4", 5), args...); err != nil {
+		return nil, store.Translate(err)
+	}
+	return sumSpans(rows, len(spans)), nil
+}
+
+// spanRow is a row of spansSQL: a part of span I.
+type spanRow struct {
+	I int64 `db:"i"`
+	aggRow
+}
+
+// spanArgs are spansSQL's nine arrays for spans: the whole days, the other
+// whole hours and the raw ends of each.
+func spanArgs(spans [][2]time.Time) []any {
 	var hours, days, raw spanList
 	for i, sp := range spans {
 		rs, hs, ds := plan(sp[0], sp[1])
@@ -126,21 +166,20 @@ func aggregateSpans(ctx context.Context, q store.Querier, s tenant.Scope, m Mete
 			days.add(i, ds)
 		}
 	}
-	var rows []struct {
-		I int64 `db:"i"`
-		aggRow
+	var args []any
+	for _, l := range []spanList{hours, days, raw} {
+		args = append(args, pq.Int64Array(l.i), pq.StringArray(l.from), pq.StringArray(l.to))
 	}
-	err := q.SelectContext(ctx, &rows, spansSQL(m.Aggregation), s.MerchantID, s.Mode, customerID, m.ID,
-		pq.Int64Array(hours.i), pq.StringArray(hours.from), pq.StringArray(hours.to),
-		pq.Int64Array(days.i), pq.StringArray(days.from), pq.StringArray(days.to),
-		pq.Int64Array(raw.i), pq.StringArray(raw.from), pq.StringArray(raw.to))
-	if err != nil {
-		return nil, store.Translate(err)
-	}
+	return args
+}
+
+// sumSpans adds up the parts of each of n spans.
+func sumSpans(rows []spanRow, n int) []Agg {
+	out := make([]Agg, n)
 	for _, r := range rows {
 		out[r.I].add(r.agg())
 	}
-	return out, nil
+	return out
 }
 
 // Aggregate returns the aggregate of the customer's uncancelled events on

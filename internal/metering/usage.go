@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/tollgatehq/tollgate/internal/apperr"
-	"github.com/tollgatehq/tollgate/internal/customers"
 	"github.com/tollgatehq/tollgate/internal/fields"
 	"github.com/tollgatehq/tollgate/internal/store"
 	"github.com/tollgatehq/tollgate/internal/tenant"
@@ -139,38 +138,6 @@ func ResolveMeter(ctx context.Context, q store.Querier, s tenant.Scope, ref stri
 	return m, err
 }
 
-// usageTarget is ResolveMeter for a summary of customerID, which must be
-// the scope's, in one round trip: a summary is a hot read, made of a few
-// short statements, so each one saved is a visible share of its cost. Only
-// a refusal pays more, to say which of the two is missing (the customer
-// first, as the path names it).
-func usageTarget(ctx context.Context, q store.Querier, s tenant.Scope, customerID, ref string) (Meter, error) {
-	if ref != "" {
-		id, key := "", ""
-		if strings.HasPrefix(ref, "meter_") {
-			id = ref
-		}
-		if len(ref) <= MaxKeyLen && KeyPattern.MatchString(ref) {
-			key = ref
-		}
-		var ms []Meter
-		err := q.SelectContext(ctx, &ms, `SELECT `+columns+` FROM meters
-			WHERE merchant_id = $1 AND mode = $2 AND (id = $3 OR key = $4)
-				AND EXISTS (SELECT 1 FROM customers WHERE merchant_id = $1 AND mode = $2 AND id = $5)
-			ORDER BY id = $3 DESC LIMIT 1`, s.MerchantID, s.Mode, id, key, customerID)
-		if err != nil {
-			return Meter{}, store.Translate(err)
-		}
-		if len(ms) == 1 {
-			return ms[0], nil
-		}
-	}
-	if _, err := customers.GetForPath(ctx, q, s, customerID); err != nil {
-		return Meter{}, err
-	}
-	return ResolveMeter(ctx, q, s, ref)
-}
-
 // CurrentPeriod returns the current period of the customer's live
 // subscription whose plan uses the meter; ok=false when there is none.
 func CurrentPeriod(ctx context.Context, q store.Querier, s tenant.Scope, customerID, meterID string) (start, end time.Time, ok bool, err error) {
@@ -200,13 +167,18 @@ func Usage(ctx context.Context, q store.Querier, s tenant.Scope, customerID stri
 	if in.From != nil && in.To != nil && !in.From.Before(*in.To) {
 		return Summary{}, apperr.Field("from", "must be before to")
 	}
-	m, err := usageTarget(ctx, q, s, customerID, in.Meter)
-	if err != nil {
-		return Summary{}, err
-	}
 	to := now.UTC().Truncate(time.Microsecond)
 	if in.To != nil {
 		to = *in.To
+	}
+	if in.From != nil {
+		if u, ok, err := usageOnce(ctx, q, s, customerID, in, in.From.UTC(), to.UTC()); ok || err != nil {
+			return u, err
+		}
+	}
+	m, err := usageTarget(ctx, q, s, customerID, in.Meter)
+	if err != nil {
+		return Summary{}, err
 	}
 	var from time.Time
 	if in.From != nil {
@@ -221,35 +193,49 @@ func Usage(ctx context.Context, q store.Querier, s tenant.Scope, customerID stri
 	if !from.Before(to) {
 		return Summary{}, apperr.Field("from", "must be before to")
 	}
-	u := Summary{CustomerID: customerID, Meter: m, From: from.UTC(), To: to.UTC()}
-	spans := [][2]time.Time{{u.From, u.To}}
-	if in.Window != "" {
-		ws, err := windows(u.From, u.To, in.Window)
-		if err != nil {
-			return Summary{}, err
-		}
-		spans = spans[:0]
-		for _, w := range ws {
-			spans = append(spans, [2]time.Time{maxTime(w[0], u.From), minTime(w[1], u.To)})
-		}
-		u.Windows = make([]WindowValue, len(ws))
-		for i, w := range ws {
-			u.Windows[i] = WindowValue{Start: w[0], End: w[1]}
-		}
+	u, spans, err := frame(customerID, from.UTC(), to.UTC(), in.Window)
+	if err != nil {
+		return Summary{}, err
 	}
+	u.Meter = m
 	aggs, err := aggregateSpans(ctx, q, s, m, customerID, spans)
 	if err != nil {
 		return Summary{}, err
 	}
+	return u.fill(aggs), nil
+}
+
+// frame is a summary of [from, to) without its meter and figures, and the
+// spans to aggregate: one, or one per window.
+func frame(customerID string, from, to time.Time, window string) (Summary, [][2]time.Time, error) {
+	u := Summary{CustomerID: customerID, From: from, To: to}
+	if window == "" {
+		return u, [][2]time.Time{{from, to}}, nil
+	}
+	ws, err := windows(from, to, window)
+	if err != nil {
+		return u, nil, err
+	}
+	spans := make([][2]time.Time, len(ws))
+	u.Windows = make([]WindowValue, len(ws))
+	for i, w := range ws {
+		spans[i] = [2]time.Time{maxTime(w[0], from), minTime(w[1], to)}
+		u.Windows[i] = WindowValue{Start: w[0], End: w[1]}
+	}
+	return u, spans, nil
+}
+
+// fill sets the summary's figures from its spans' aggregates.
+func (u Summary) fill(aggs []Agg) Summary {
 	var total Agg
 	for i, a := range aggs {
 		total.add(a)
 		if u.Windows != nil {
-			u.Windows[i].Value = a.Value(m.Aggregation)
+			u.Windows[i].Value = a.Value(u.Meter.Aggregation)
 		}
 	}
-	u.Value = total.Value(m.Aggregation)
-	return u, nil
+	u.Value = total.Value(u.Meter.Aggregation)
+	return u
 }
 
 // windows lists the UTC windows of size w that overlap [from, to).
