@@ -12,6 +12,7 @@ import (
 	"github.com/tollgatehq/tollgate/internal/apperr"
 	"github.com/tollgatehq/tollgate/internal/fields"
 	"github.com/tollgatehq/tollgate/internal/id"
+	"github.com/tollgatehq/tollgate/internal/page"
 	"github.com/tollgatehq/tollgate/internal/store"
 	"github.com/tollgatehq/tollgate/internal/tenant"
 )
@@ -24,6 +25,7 @@ type Customer struct {
 	MerchantID string      `db:"merchant_id"`
 	Mode       tenant.Mode `db:"mode"`
 	ID         string      `db:"id"`
+	Seq        int64       `db:"seq"`
 	ExternalID *string     `db:"external_customer_id"`
 	CreatedAt  time.Time   `db:"created_at"`
 }
@@ -42,7 +44,15 @@ func DecodeRef(o *fields.Object) Ref {
 // Empty reports whether neither reference was given.
 func (r Ref) Empty() bool { return r.ID == nil && r.ExternalID == nil }
 
-const columns = `merchant_id, mode, id, external_customer_id, created_at`
+const columns = `merchant_id, mode, id, seq, external_customer_id, created_at`
+
+// Position is the customer's place in the list, for cursors.
+func (c Customer) Position() page.Cursor { return page.Cursor{At: c.CreatedAt, Seq: c.Seq} }
+
+// List returns a page of the scope's customers, newest first.
+func List(ctx context.Context, q store.Querier, s tenant.Scope, p page.Params) (page.Result[Customer], error) {
+	return page.Select(ctx, q, "customers", columns, s, p, Customer.Position)
+}
 
 // Get returns the scope's customer with id. Returns unknown_customer (400,
 // as for a body reference) when there is none; callers resolving a URL path

@@ -195,11 +195,24 @@ func optTime(t *time.Time) *string {
 // newest first, with List's cursor semantics (an index per customer keeps
 // it from scanning the merchant's payments).
 func ListForCustomer(ctx context.Context, q store.Querier, s tenant.Scope, customerID string, p page.Params) (page.Result[Payment], error) {
+	return listOf(ctx, q, s, "customer_id", customerID, p)
+}
+
+// ListForSubscription returns a page of the scope's payments of
+// subscriptionID, newest first, with List's cursor semantics (an index per
+// subscription keeps it from scanning the merchant's payments).
+func ListForSubscription(ctx context.Context, q store.Querier, s tenant.Scope, subscriptionID string, p page.Params) (page.Result[Payment], error) {
+	return listOf(ctx, q, s, "subscription_id", subscriptionID, p)
+}
+
+// listOf is a page of the scope's payments whose column (a constant of
+// this package, never a caller's text) is value.
+func listOf(ctx context.Context, q store.Querier, s tenant.Scope, column, value string, p page.Params) (page.Result[Payment], error) {
 	where, args := p.Where(4)
 	rows := []Payment{}
 	err := q.SelectContext(ctx, &rows, `SELECT `+columns+` FROM payments
-		WHERE merchant_id = $1 AND mode = $2 AND customer_id = $3 AND `+where+` `+p.Order(),
-		append([]any{s.MerchantID, s.Mode, customerID}, args...)...)
+		WHERE merchant_id = $1 AND mode = $2 AND `+column+` = $3 AND `+where+` `+p.Order(),
+		append([]any{s.MerchantID, s.Mode, value}, args...)...)
 	if err != nil {
 		return page.Result[Payment]{}, store.Translate(err)
 	}

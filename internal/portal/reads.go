@@ -13,6 +13,7 @@ import (
 	"github.com/tollgatehq/tollgate/internal/payments"
 	"github.com/tollgatehq/tollgate/internal/store"
 	"github.com/tollgatehq/tollgate/internal/subscriptions"
+	"github.com/tollgatehq/tollgate/internal/tenant"
 )
 
 // What the portal's pages read. Each read is bounded: a customer with
@@ -28,6 +29,14 @@ const (
 	MaxFeatures      = 100
 	PaymentsPerPage  = 25
 )
+
+// ForCustomer opens customerID of scope s at now for these reads outside a
+// portal session: the merchant dashboard shows a customer with the reads
+// its portal shows it with. The caller has checked the customer is the
+// scope's.
+func ForCustomer(s tenant.Scope, customerID string, now time.Time) Open {
+	return Open{Session: Session{MerchantID: s.MerchantID, Mode: s.Mode, CustomerID: customerID}, Now: now}
+}
 
 // Subscription is a subscription with its product's name.
 type Subscription struct {
