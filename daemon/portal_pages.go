@@ -121,27 +121,11 @@ func (s *Server) overview(r *http.Request, pr portalRequest) (overviewView, erro
 		return overviewView{}, err
 	}
 	v.HasCredits, v.Balance = b.AccountID != "", creditAmount(b.Balance)
-	ledger, err := portal.Ledger(ctx, s.db, pr.Open)
-	if err != nil {
+	if v.Ledger, err = s.ledgerRows(ctx, pr.Open); err != nil {
 		return overviewView{}, err
 	}
-	for _, e := range ledger {
-		what := map[string]string{"grant": "Granted", "debit": "Used", "expiry": "Expired"}[e.Kind]
-		if e.Reason != nil && *e.Reason != "" {
-			what += ": " + *e.Reason
-		}
-		v.Ledger = append(v.Ledger, ledgerRow{When: day(e.EffectiveAt), What: what, Amount: creditAmount(e.Amount)})
-	}
-	fs, err := portal.Features(ctx, s.db, pr.Open)
-	if err != nil {
+	if v.Features, err = s.featureRows(ctx, pr.Open); err != nil {
 		return overviewView{}, err
-	}
-	for _, f := range fs {
-		row := featureRow{Name: f.Name, Key: f.Key, Status: featureStatus(f)}
-		if f.Limit != nil {
-			row.Limit = *f.Limit
-		}
-		v.Features = append(v.Features, row)
 	}
 	ps, err := portal.Payments(ctx, s.db, pr.Open, page.Params{Limit: portal.RecentPayments})
 	if err != nil {
@@ -154,45 +138,8 @@ func (s *Server) overview(r *http.Request, pr portalRequest) (overviewView, erro
 	return v, nil
 }
 
-// creditAmount shows a credit amount: credits are counted in USDC base units.
-func creditAmount(a money.Amount) string { return usdc(a) }
-
-func featureStatus(f portal.Feature) string {
-	switch {
-	case f.Entitled && f.Reason == "grace":
-		return "Active (payment overdue)"
-	case f.Entitled:
-		return "Active"
-	case f.Reason == "not_started":
-		return "Starts " + day(f.StartsAt)
-	}
-	return "Ended"
-}
-
 func (s *Server) portalSubscription(pr portalRequest, x portal.Subscription, plans []portal.Plan) subscriptionView {
-	sv := subscriptionView{ID: x.ID, PlanID: x.PlanID, Status: x.Status, StatusText: statusText(x.Status), Live: x.Live(), Product: x.PlanID}
-	if x.ProductName != nil {
-		sv.Product = *x.ProductName
-	}
-	if x.Amount != nil && x.Interval != nil {
-		sv.Price = usdc(*x.Amount) + " per " + periodText(*x.Interval, x.IntervalDays)
-		if x.Metered() {
-			sv.Price = "Usage, up to " + sv.Price
-		}
-	}
-	if x.Payer != nil {
-		sv.Payer = *x.Payer
-	}
-	if x.CurrentPeriodStart != nil && x.CurrentPeriodEnd != nil {
-		sv.Period = day(*x.CurrentPeriodStart) + " – " + day(*x.CurrentPeriodEnd)
-	}
-	if x.EndedAt != nil {
-		sv.Ended = day(*x.EndedAt)
-	}
-	if x.TrialEnd != nil && x.Status == subscriptions.Trialing {
-		sv.Trial = day(*x.TrialEnd)
-	}
-	sv.Discount = discountText(x.Subscription)
+	sv := subscriptionFacts(x)
 	if !x.Live() {
 		return sv
 	}
@@ -223,24 +170,6 @@ func (s *Server) portalSubscription(pr portalRequest, x portal.Subscription, pla
 		}
 	}
 	return sv
-}
-
-// discountText says what x's discount takes off and until when: "20% off
-// (coupon LAUNCH), until 1 Mar 2027"; "" without one (or one that cannot
-// be read: the charge itself reads it, and fails loudly).
-func discountText(x subscriptions.Subscription) string {
-	d, err := x.StoredDiscount()
-	if err != nil || d == nil {
-		return ""
-	}
-	text := d.Describe()
-	switch {
-	case d.End != nil:
-		text += ", until " + day(*d.End)
-	case d.Periods == nil:
-		text += ", on every charge"
-	}
-	return text
 }
 
 // chargeOf shows an upcoming charge with its lines so far.

@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"context"
 	"net/http"
 	"time"
 
@@ -26,23 +27,33 @@ func (s *Server) portalUsage(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	ids, err := portal.Meters(r.Context(), s.db, pr.Open)
-	if err != nil {
+	var v usageView
+	var err error
+	if v.Meters, err = s.meterUsages(r.Context(), pr.Open); err != nil {
 		s.portalFailure(w, r, err)
 		return
-	}
-	var v usageView
-	for _, id := range ids {
-		u, err := metering.Usage(r.Context(), s.db, pr.Scope(), pr.CustomerID, metering.UsageInput{Meter: id, Window: metering.Day}, pr.Now)
-		if err != nil {
-			s.portalFailure(w, r, err)
-			return
-		}
-		v.Meters = append(v.Meters, meterUsageOf(u))
 	}
 	f := pr.frame("Usage", "Usage")
 	f.Body = v
 	s.renderPortal(w, r, http.StatusOK, portalUsagePage, f)
+}
+
+// meterUsages is each meter's usage by day of the customer o opens, as the
+// portal's usage page and the merchant dashboard's customer page chart it.
+func (s *Server) meterUsages(ctx context.Context, o portal.Open) ([]meterUsage, error) {
+	ids, err := portal.Meters(ctx, s.db, o)
+	if err != nil {
+		return nil, err
+	}
+	var ms []meterUsage
+	for _, id := range ids {
+		u, err := metering.Usage(ctx, s.db, o.Scope(), o.CustomerID, metering.UsageInput{Meter: id, Window: metering.Day}, o.Now)
+		if err != nil {
+			return nil, err
+		}
+		ms = append(ms, meterUsageOf(u))
+	}
+	return ms, nil
 }
 
 func meterUsageOf(u metering.Summary) meterUsage {
