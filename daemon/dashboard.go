@@ -43,7 +43,8 @@ const (
 func newDashboardPages() *web.Pages {
 	p := web.NewPages(dashboardFS, template.FuncMap{"usdc": usdcAmount, "when": whenText, "dashbar": dashBar},
 		dashSignInPage, dashSetupPage, dashOverviewPage, dashSettingsPage, dashDevelopersPage, dashAuditPage, dashWalletPage,
-		dashPaymentsPage, dashPaymentPage, dashEventsPage, dashEventPage)
+		dashPaymentsPage, dashPaymentPage, dashEventsPage, dashEventPage, dashInvoicesPage, dashInvoicePage,
+		dashSubscriptionsPage, dashSubscriptionPage, dashCustomersPage, dashCustomerPage)
 	p.AllowScript(dashWalletPage, dashWalletJS)
 	return p
 }
@@ -91,6 +92,12 @@ func (s *Server) dashboardRoutes() []route {
 		page("POST /dashboard/webhooks", s.dashEndpointAdd),
 		page("POST /dashboard/webhooks/{id}/{action}", s.dashEndpointChange),
 		page("GET /dashboard/audit", s.dashAudit),
+		page("GET /dashboard/invoices", s.dashInvoices),
+		page("GET /dashboard/invoices/{id}", s.dashInvoice),
+		page("GET /dashboard/subscriptions", s.dashSubscriptions),
+		page("GET /dashboard/subscriptions/{id}", s.dashSubscription),
+		page("GET /dashboard/customers", s.dashCustomers),
+		page("GET /dashboard/customers/{id}", s.dashCustomer),
 		page("GET /dashboard/payments", s.dashPayments),
 		page("GET /dashboard/payments/{id}", s.dashPayment),
 		page("POST /dashboard/payments/{id}/refund", s.dashRefund),
@@ -182,7 +189,9 @@ func (s *Server) clearDashCookie(w http.ResponseWriter, name string) {
 func (d dashRequest) frame(title, current string) web.Frame {
 	f := web.Frame{Title: title, Product: "dashboard", Brand: d.merchant, Test: d.Mode == tenant.Test, CSRF: web.CSRFToken(d.token),
 		Footer: "Signed in as " + d.Email + "."}
-	for _, l := range []web.Link{{Href: d.base, Text: "Overview"}, {Href: d.base + "/payments", Text: "Payments"}, {Href: d.base + "/events", Text: "Events"}, {Href: d.base + "/developers", Text: "Developers"}, {Href: d.base + "/wallet", Text: "Wallet"},
+	for _, l := range []web.Link{{Href: d.base, Text: "Overview"}, {Href: d.base + "/invoices", Text: "Invoices"}, {Href: d.base + "/payments", Text: "Payments"},
+		{Href: d.base + "/subscriptions", Text: "Subscriptions"}, {Href: d.base + "/customers", Text: "Customers"}, {Href: d.base + "/events", Text: "Events"},
+		{Href: d.base + "/developers", Text: "Developers"}, {Href: d.base + "/wallet", Text: "Wallet"},
 		{Href: d.base + "/audit", Text: "Audit log"}, {Href: d.base + "/settings", Text: "Settings"}} {
 		l.Current = l.Text == current
 		f.Nav = append(f.Nav, l)
@@ -237,7 +246,9 @@ func (s *Server) dashForbidden(w http.ResponseWriter, r *http.Request, err error
 // dashFailure is the page of an error reading or changing something.
 func (s *Server) dashFailure(w http.ResponseWriter, r *http.Request, err error) {
 	e, status := s.pageError(r, err)
-	if e.Code == apperr.ResourceNotFound {
+	// A customer id in a path that names none of the session's is as
+	// missing as any other id.
+	if e.Code == apperr.ResourceNotFound || e.Code == apperr.UnknownCustomer {
 		s.dashMissing(w, r)
 		return
 	}
