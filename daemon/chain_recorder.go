@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/tollgatehq/tollgate/internal/apperr"
+	"github.com/tollgatehq/tollgate/internal/chainrail"
 	"github.com/tollgatehq/tollgate/internal/payments"
 	"github.com/tollgatehq/tollgate/internal/plans"
 	"github.com/tollgatehq/tollgate/internal/rail"
@@ -44,6 +45,19 @@ func (c chainRecorder) Activated(ctx context.Context, tx *store.Tx, s tenant.Sco
 	if apperr.CodeOf(err) == apperr.AlreadySubscribed {
 		c.s.log.Error("a live activation was confirmed for a customer already subscribed; revoke or refund it",
 			"plan", planID, "customer", customerID, "payer", st.Payer, "tx", st.TxHash)
+		return nil
+	}
+	return err
+}
+
+// Changed makes the plan change a confirmed re-authorization paid for. A
+// subscription or plan that is gone cannot be changed; the money that
+// reached the merchant is logged for the operator to refund.
+func (c chainRecorder) Changed(ctx context.Context, tx *store.Tx, s tenant.Scope, st rail.Settlement, planID string, ch chainrail.PlanChange) error {
+	_, err := subscriptions.RecordReauthorization(ctx, tx, s, st, planID, ch.SubscriptionID, ch.At, ch.Effective)
+	if apperr.CodeOf(err) == apperr.ResourceNotFound {
+		c.s.log.Error("a live plan change was confirmed for a subscription or plan that is gone; refund it to the payer",
+			"subscription", ch.SubscriptionID, "plan", planID, "payer", st.Payer, "amount", st.Amount, "tx", st.TxHash, "err", err)
 		return nil
 	}
 	return err

@@ -66,6 +66,8 @@ type liveView struct {
 	// its last charge found it used up, where to stop paying.
 	Allowance, RevokeURL string
 	PermitUsedUp, Ended  bool
+	// Change marks a plan's section as a subscription's plan change.
+	Change bool
 }
 
 // cannotBePaid is what a customer reads on a live page the merchant cannot
@@ -143,6 +145,9 @@ func (s *Server) liveSection(r *http.Request, id string, v *checkoutView) error 
 			total := new(big.Int).Mul(big.NewInt(int64(p.Amount)), new(big.Int).SetUint64(lv.PermitPeriods))
 			lv.PermitTotal = usdcText(total)
 		}
+	case strings.HasPrefix(id, "sub_") && reauthorizing(id, r.URL.Query()):
+		// The section sets v.Live itself, or leaves the receipt alone.
+		return s.changeSection(r, id, lv, v)
 	case strings.HasPrefix(id, "sub_"):
 		if err := s.subscriptionSection(ctx, id, lv, v); err != nil || lv.Kind == "" {
 			return err
@@ -292,6 +297,10 @@ func (s *Server) checkoutAuthorizationTerms(w http.ResponseWriter, r *http.Reque
 		writeError(w, r, s.log, err)
 		return
 	}
+	if t.sub != nil && reauthorizing(t.sub.ID, r.URL.Query()) {
+		s.changeTerms(w, r, t, payer)
+		return
+	}
 	if t.sub != nil {
 		s.permitTerms(w, r, t, payer)
 		return
@@ -351,6 +360,9 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) (wire.Checkou
 		return wire.CheckoutAuthorization{}, err
 	}
 	out := wire.CheckoutAuthorization{Object: "checkout_authorization", ReceiptURL: "/checkout/" + url.PathEscape(id)}
+	if t.sub != nil && reauthorizing(t.sub.ID, r.URL.Query()) {
+		return s.reauthorize(ctx, t, r.URL.Query(), body)
+	}
 	if t.sub != nil {
 		return s.renewPermit(ctx, t, body)
 	}

@@ -77,6 +77,7 @@ var fuzzRoutes = []fuzzRoute{
 	{"GET", "/portal/{ps}/payments", "query"},
 	{"POST", "/portal/{ps}/subscriptions/{}/cancel", "form"},
 	{"POST", "/portal/{ps}/subscriptions/{}/discount", "form"},
+	{"POST", "/checkout/{}/authorization?at=now&plan=price_x", "json"},
 }
 
 // FuzzHTTP drives the daemon's handlers, over a real database, with
@@ -176,6 +177,10 @@ func FuzzHTTP(f *testing.F) {
 		{46, "sub_x", "csrf_token=x", ""},
 		{47, "sub_x", "csrf_token=" + web.CSRFToken(portalToken) + "&code=LAUNCH", ""},
 		{47, "sub_\x00", "csrf_token=" + web.CSRFToken(portalToken) + "&code=%00&code=", ""},
+		{34, "sub_x", "plan=price_x&at=period_end&payer=0x4242424242424242424242424242424242424242", ""},
+		{34, "sub_x", "plan=%00&at=later&payer=0x", ""},
+		{52, "sub_x", `{"plan":{"payer":"0x4242424242424242424242424242424242424242","payee":"0x1","token":"0x2","capPerPeriod":"1","period":"86400","start":"0","end":"18446744073709551615","salt":"0x00"},"signature":"0x00","permit":{"value":"1","deadline":"1","signature":"0x"}}`, ""},
+		{52, "sub_\xff", `{"plan":[],"signature":1}`, ""},
 	} {
 		f.Add(s.route, s.seg, []byte(s.input), s.header)
 	}

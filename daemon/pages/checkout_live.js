@@ -48,9 +48,11 @@
   async function go() {
     button.disabled = true;
     var account = await connect();
-    var query = new URLSearchParams({ payer: account });
-    if (d.externalCustomerId) { query.set("external_customer_id", d.externalCustomerId); }
-    var res = await fetch(d.authorizationUrl + "?" + query.toString(), { headers: { Accept: "application/json" } });
+    // The URL may carry a query of its own (a plan change's plan and at).
+    var termsUrl = new URL(d.authorizationUrl, location.href);
+    termsUrl.searchParams.set("payer", account);
+    if (d.externalCustomerId) { termsUrl.searchParams.set("external_customer_id", d.externalCustomerId); }
+    var res = await fetch(termsUrl.toString(), { headers: { Accept: "application/json" } });
     var terms = await res.json();
     if (!res.ok) { throw new Error(terms.error ? terms.error.message : "It could not be prepared."); }
     var body;

@@ -189,12 +189,16 @@ type Activation struct {
 	Permit    chain.SignedPermit
 	// PlanID (price_…) and CustomerID name the subscription.
 	PlanID, CustomerID string
+	// Change, when set, makes the activation a live plan change of an
+	// existing subscription (to PlanID) rather than a new subscription.
+	Change *PlanChange
 }
 
 // subject is what an activation row records for the worker.
 type subject struct {
 	PlanID     string `json:"plan_id,omitempty"`
 	CustomerID string `json:"customer_id,omitempty"`
+	*PlanChange
 }
 
 // row is a chain_settlements row.
@@ -392,9 +396,13 @@ func (r *Rail) insert(ctx context.Context, w row) (row, error) {
 		}
 		return *got, err
 	}
+	// The row in the way: the invoice's other payment, or the
+	// subscription's other open re-authorization (migration 068).
 	var other []row
 	if err := r.db.SelectContext(ctx, &other, `SELECT `+rowColumns+` FROM chain_settlements WHERE merchant_id = $1 AND mode = $2
-		AND nonce = $3 AND kind = 'pay' AND status IN ('pending', 'succeeded')`, w.MerchantID, w.Mode, w.Nonce); err != nil {
+		AND (nonce = $3 AND kind = 'pay' AND status IN ('pending', 'succeeded')
+			OR kind = 'activate' AND subject->>'subscription_id' = $4 AND status <> 'failed' AND recorded_at IS NULL)`,
+		w.MerchantID, w.Mode, w.Nonce, subscriptionOf(w)); err != nil {
 		return row{}, store.Translate(err)
 	}
 	if len(other) == 0 {

@@ -90,6 +90,13 @@ const permitValidity = 3600
 // with payment_failed when no plan manager is configured, and with a plain
 // error when the node cannot be asked.
 func (r *Rail) PlanTerms(ctx context.Context, payer, payee common.Address, capPerPeriod money.Amount, periodSeconds uint64) (PlanTerms, error) {
+	return r.planTerms(ctx, payer, payee, capPerPeriod, periodSeconds, func(head uint64) uint64 { return head })
+}
+
+// planTerms is PlanTerms with the plan's start chosen from the latest
+// block's time.
+func (r *Rail) planTerms(ctx context.Context, payer, payee common.Address, capPerPeriod money.Amount, periodSeconds uint64,
+	start func(head uint64) uint64) (PlanTerms, error) {
 	if r.plans == nil {
 		return PlanTerms{}, noPlanManager()
 	}
@@ -111,7 +118,8 @@ func (r *Rail) PlanTerms(ctx context.Context, payer, payee common.Address, capPe
 	}
 	t := PlanTerms{
 		Plan: chain.Plan{Payer: payer, Payee: payee, Token: r.token.Address, CapPerPeriod: amount(capPerPeriod),
-			Period: new(big.Int).SetUint64(periodSeconds), Start: new(big.Int).SetUint64(head.Time), End: new(big.Int).Set(openEnded), Salt: salt},
+			Period: new(big.Int).SetUint64(periodSeconds), Start: new(big.Int).SetUint64(start(head.Time)), End: new(big.Int).Set(openEnded),
+			Salt: salt},
 		Permit: permit, PermitTypedData: td, Periods: r.periods, Allowance: allowance,
 	}
 	t.PlanTypedData = chain.PlanTypedData(pd, t.Plan)
@@ -162,6 +170,22 @@ func noPlanManager() error {
 // than the latest block and at most a day before it, no end. It fails with
 // invalid_request naming the field.
 func (r *Rail) CheckPlan(ctx context.Context, p chain.Plan, payee common.Address, capPerPeriod money.Amount, periodSeconds uint64) error {
+	if err := r.checkTerms(p, payee, capPerPeriod, periodSeconds); err != nil {
+		return err
+	}
+	head, err := r.b.HeaderByNumber(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("latest block: %w", err)
+	}
+	now := new(big.Int).SetUint64(head.Time)
+	if p.Start.Cmp(now) > 0 || new(big.Int).Sub(now, p.Start).Cmp(big.NewInt(24*60*60)) > 0 {
+		return apperr.Field("plan.start", "must be within the day before the latest block's time (%s)", now)
+	}
+	return nil
+}
+
+// checkTerms checks what every plan a page posts must match exactly.
+func (r *Rail) checkTerms(p chain.Plan, payee common.Address, capPerPeriod money.Amount, periodSeconds uint64) error {
 	switch {
 	case p.Payee != payee:
 		return apperr.Field("plan.payee", "must be the merchant's wallet %s", payee.Hex())
@@ -173,14 +197,6 @@ func (r *Rail) CheckPlan(ctx context.Context, p chain.Plan, payee common.Address
 		return apperr.Field("plan.period", "must be %d", periodSeconds)
 	case p.End.Cmp(openEnded) != 0:
 		return apperr.Field("plan.end", "must be %s", openEnded)
-	}
-	head, err := r.b.HeaderByNumber(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("latest block: %w", err)
-	}
-	now := new(big.Int).SetUint64(head.Time)
-	if p.Start.Cmp(now) > 0 || new(big.Int).Sub(now, p.Start).Cmp(big.NewInt(24*60*60)) > 0 {
-		return apperr.Field("plan.start", "must be within the day before the latest block's time (%s)", now)
 	}
 	return nil
 }

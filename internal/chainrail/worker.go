@@ -26,6 +26,10 @@ type Recorder interface {
 	Activated(ctx context.Context, tx *store.Tx, s tenant.Scope, st rail.Settlement, planID, customerID string) error
 	// Refunded records a refund's outcome (succeeded or failed).
 	Refunded(ctx context.Context, tx *store.Tx, s tenant.Scope, st rail.Settlement) error
+	// Changed records a succeeded re-authorization: the subscription
+	// draws on the new authorization (st.Key) from now on, and its change
+	// to planID is made (at now, st.Amount is its proration, paid).
+	Changed(ctx context.Context, tx *store.Tx, s tenant.Scope, st rail.Settlement, planID string, c PlanChange) error
 	// Revoked marks the live subscriptions drawing on the authorization
 	// (the activation's key) revoked at `at`.
 	Revoked(ctx context.Context, tx *store.Tx, s tenant.Scope, authorizationKey string, at time.Time) error
@@ -122,13 +126,17 @@ func (r *Rail) record(ctx context.Context, rec Recorder, s tenant.Scope, key str
 			if err := json.Unmarshal(w.Subject, &sub); err != nil {
 				return err
 			}
-			err = rec.Activated(ctx, tx, s, st, sub.PlanID, sub.CustomerID)
+			if sub.PlanChange != nil {
+				err = rec.Changed(ctx, tx, s, st, sub.PlanID, *sub.PlanChange)
+			} else {
+				err = rec.Activated(ctx, tx, s, st, sub.PlanID, sub.CustomerID)
+			}
 		case w.Kind == rail.Refund:
 			err = rec.Refunded(ctx, tx, s, st)
 		}
 		// Charges are recorded by the billing engine, which asks about them
-		// again under their keys; failed payments and activations leave the
-		// invoice or plan as it was.
+		// again under their keys; failed payments and activations (plan
+		// changes too) leave the invoice, plan or subscription as it was.
 		if err != nil {
 			return err
 		}

@@ -31,8 +31,9 @@ func ReauthorizationTarget(ctx context.Context, q store.Querier, subscriptionID,
 // payer authorized, then the change runs as ChangeTx, all in one
 // transaction. Only the subscription's payer can authorize it. In test mode
 // the authorization is recorded here, as checkout records it; live mode's
-// authorization is a new signed permit on chain, which this rail does not
-// carry yet (invalid_request naming payer).
+// is a new plan signed from the payer's wallet and activated on chain
+// (PrepareReauthorization, RecordReauthorization), never this form
+// (invalid_request naming payer).
 func ConfirmChange(ctx context.Context, db *store.DB, env ChangeEnv, subscriptionID string, in ChangeInput, payer string, now func(tenant.Scope) (time.Time, error)) (Subscription, error) {
 	return store.InTx(ctx, db, func(tx *store.Tx) (Subscription, error) {
 		x0, ok, err := ByID(ctx, tx, subscriptionID)
@@ -48,7 +49,7 @@ func ConfirmChange(ctx context.Context, db *store.DB, env ChangeEnv, subscriptio
 			return Subscription{}, err
 		}
 		if s.Mode == tenant.Live {
-			return Subscription{}, apperr.Field("payer", "a live subscription's new amount is authorized with a new permit on chain, which this server does not take yet")
+			return Subscription{}, apperr.Field("payer", "a live subscription's new amount is authorized from the payer's wallet on this page, not with a test wallet")
 		}
 		if !strings.EqualFold(strings.TrimSpace(payer), deref(x.Payer)) {
 			return Subscription{}, apperr.Field("payer", "only the subscription's payer %s can authorize its plan change", deref(x.Payer))
