@@ -93,8 +93,9 @@ func newSubscriptionsCancelCmd(f *Factory) *cobra.Command {
 		Use:   "cancel SUBSCRIPTION_ID [--now]",
 		Short: "Cancel a subscription at the end of its period, or --now",
 		Long: `Cancel a subscription. By default it runs to the end of the period already
-paid for and then expires (subscription.expired then); --now ends it at once
-and emits subscription.expired now.`,
+paid for and then expires: cancel_at is set and subscription.updated sent now,
+subscription.expired then. --now ends it at once and emits
+subscription.expired now.`,
 		Example: `  tollgate subscriptions cancel sub_…
   tollgate subscriptions cancel sub_… --now --json`,
 		Args:              exactArgs(1),

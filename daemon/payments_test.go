@@ -3,6 +3,7 @@ package daemon_test
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -75,6 +76,36 @@ func (f *moneyFixture) eventTypes() []string {
 	var out []string
 	for i := len(page.Data) - 1; i >= 0; i-- {
 		out = append(out, page.Data[i].Type)
+	}
+	return out
+}
+
+// cancelAts are the cancel_at of the subscription.updated events of
+// subscription subID, oldest first ("null" for none).
+func (f *moneyFixture) cancelAts(subID string) []string {
+	f.t.Helper()
+	page, err := f.c.ListEvents(f.ctx, client.ListParams{Limit: 100})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	var out []string
+	for i := len(page.Data) - 1; i >= 0; i-- {
+		e := page.Data[i]
+		var x struct {
+			ID       string     `json:"id"`
+			CancelAt *time.Time `json:"cancel_at"`
+		}
+		if err := json.Unmarshal(e.Data, &x); err != nil {
+			f.t.Fatal(err)
+		}
+		if e.Type != "subscription.updated" || x.ID != subID {
+			continue
+		}
+		if x.CancelAt == nil {
+			out = append(out, "null")
+		} else {
+			out = append(out, x.CancelAt.UTC().Format(time.RFC3339))
+		}
 	}
 	return out
 }
@@ -297,8 +328,14 @@ func TestCancelSubscription(t *testing.T) {
 	p := f.plan(client.PlanParams{Name: "Monthly", Amount: "2000000", Interval: "month"})
 	a := f.subscribe(p.ID, rail.WalletSucceeds, "u_a")
 	b := f.subscribe(p.ID, rail.WalletSucceeds, "u_b")
-	if x, err := f.c.CancelSubscription(f.ctx, a.ID, client.CancelParams{}); err != nil || x.CancelAt == nil || !x.CancelAt.Equal(*a.CurrentPeriodEnd) {
-		t.Fatalf("cancel at period end: %v %v", x, err)
+	// Twice: the second changes nothing and emits nothing.
+	for range 2 {
+		if x, err := f.c.CancelSubscription(f.ctx, a.ID, client.CancelParams{}); err != nil || x.CancelAt == nil || !x.CancelAt.Equal(*a.CurrentPeriodEnd) {
+			t.Fatalf("cancel at period end: %v %v", x, err)
+		}
+	}
+	if got := f.cancelAts(a.ID); !slices.Equal(got, []string{a.CurrentPeriodEnd.UTC().Format(time.RFC3339)}) {
+		t.Fatalf("subscription.updated of the cancel at period end: cancel_at %v", got)
 	}
 	now := false
 	if x, err := f.c.CancelSubscription(f.ctx, b.ID, client.CancelParams{AtPeriodEnd: &now}); err != nil || x.Status != "expired" {

@@ -54,7 +54,7 @@ func (s *Server) portalAction(w http.ResponseWriter, r *http.Request) {
 		_, err = subscriptions.Cancel(ctx, s.db, scope, id, subscriptions.CancelInput{AtPeriodEnd: true}, pr.Now)
 		done = "canceled"
 	case "undo-cancel":
-		_, err = subscriptions.UndoCancel(ctx, s.db, scope, id)
+		_, err = subscriptions.UndoCancel(ctx, s.db, scope, id, pr.Now)
 		done = "resumed"
 	case "discount":
 		if s.portalDiscount(w, r, pr, id) {

@@ -3,6 +3,7 @@ package daemon_test
 import (
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -139,7 +140,12 @@ func TestPortalOverviewCancelUndo(t *testing.T) {
 		t.Fatalf("payer not a test wallet: %d\n%s", r.status, r.body)
 	}
 	// The events are the API's: cancelling at the period's end and its
-	// undo emit none, as POST …/cancel emits none.
+	// undo each emit subscription.updated, with cancel_at set, then
+	// cleared; nothing names the portal.
+	end := p.alice.CurrentPeriodEnd.UTC().Format(time.RFC3339)
+	if got := p.cancelAts(p.alice.ID); !slices.Equal(got, []string{end, "null"}) {
+		t.Fatalf("subscription.updated of cancel and undo: cancel_at %v", got)
+	}
 	for _, typ := range p.eventTypes() {
 		if strings.HasPrefix(typ, "portal") {
 			t.Fatalf("event %s", typ)

@@ -31,7 +31,8 @@ func subscriptionOperations() []operation {
 		{
 			pattern: "POST /v1/subscriptions/{id}/cancel", class: ratelimit.ClassCreate, body: bodyOptional,
 			doc: apispec.Operation{ID: "cancelSubscription", Tag: "Subscriptions", Summary: "Cancel a subscription",
-				Doc:    "At the period's end (default: sets cancel_at), or now (at_period_end false: expires at once with subscription.expired).",
+				Doc: "At the period's end (default: sets cancel_at and emits subscription.updated; again, it changes nothing), or now " +
+					"(at_period_end false: expires at once with subscription.expired).",
 				Params: idPath("subscription"), Body: typeOf[wire.CancelRequest](),
 				Responses: ok[wire.Subscription]("The subscription."), Errors: append(invalidErrs(), errs(apperr.ResourceNotFound)...)},
 			run: func(s *Server, c *call) (any, error) {

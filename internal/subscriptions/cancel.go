@@ -33,9 +33,10 @@ func DecodeCancel(o *fields.Object) (CancelInput, error) {
 }
 
 // Cancel ends the scope's subscription at its period's end (cancel_at is
-// set; the billing engine expires it then, with subscription.expired) or at
-// now (it expires at once and subscription.expired is emitted), in a
-// transaction of its own. Canceling at period end twice changes nothing.
+// set and subscription.updated emitted; the billing engine expires it then,
+// with subscription.expired) or at now (it expires at once and
+// subscription.expired is emitted), in a transaction of its own. Canceling
+// at period end twice changes nothing and emits nothing the second time.
 // Fails with resource_not_found, or invalid_request when it has ended.
 func Cancel(ctx context.Context, db *store.DB, s tenant.Scope, subscriptionID string, in CancelInput, now time.Time) (Subscription, error) {
 	return store.InTx(ctx, db, func(tx *store.Tx) (Subscription, error) {
@@ -52,16 +53,15 @@ func CancelTx(ctx context.Context, tx *store.Tx, s tenant.Scope, subscriptionID 
 	if !x.Live() {
 		return Subscription{}, apperr.Field("subscription", "%s is %s already", x.ID, x.Status)
 	}
+	now = now.Truncate(time.Microsecond)
 	if in.AtPeriodEnd {
 		end := *x.CurrentPeriodEnd
-		x.CancelAt = &end
-		saved, err := save(ctx, tx, x)
-		if err != nil {
-			return Subscription{}, err
+		if x.CancelAt != nil && x.CancelAt.Equal(end) {
+			return x, nil
 		}
-		return saved[0], nil
+		x.CancelAt = &end
+		return saveUpdated(ctx, tx, x, now)
 	}
-	now = now.Truncate(time.Microsecond)
 	x.Status, x.CancelAt, x.EndedAt, x.NextActionAt = Expired, &now, &now, nil
 	saved, err := save(ctx, tx, x)
 	if err != nil {
@@ -76,12 +76,11 @@ func CancelTx(ctx context.Context, tx *store.Tx, s tenant.Scope, subscriptionID 
 }
 
 // UndoCancel takes back a cancellation at the period's end (cancel_at is
-// cleared, so the subscription renews as before), in a transaction of its
-// own. A subscription not set to cancel is returned unchanged. Fails with
-// resource_not_found, or invalid_request when it has ended. Like cancelling
-// at the period's end, it emits no event of its own: the subscription's
-// state is read from the API, and its end emits subscription.expired.
-func UndoCancel(ctx context.Context, db *store.DB, s tenant.Scope, subscriptionID string) (Subscription, error) {
+// cleared, so the subscription renews as before, and subscription.updated
+// is emitted), in a transaction of its own. A subscription not set to
+// cancel is returned unchanged, with no event. Fails with
+// resource_not_found, or invalid_request when it has ended.
+func UndoCancel(ctx context.Context, db *store.DB, s tenant.Scope, subscriptionID string, now time.Time) (Subscription, error) {
 	return store.InTx(ctx, db, func(tx *store.Tx) (Subscription, error) {
 		x, err := lock(ctx, tx, s, subscriptionID)
 		if err != nil {
@@ -94,12 +93,19 @@ func UndoCancel(ctx context.Context, db *store.DB, s tenant.Scope, subscriptionI
 			return x, nil
 		}
 		x.CancelAt = nil
-		saved, err := save(ctx, tx, x)
-		if err != nil {
-			return Subscription{}, err
-		}
-		return saved[0], nil
+		return saveUpdated(ctx, tx, x, now.Truncate(time.Microsecond))
 	})
+}
+
+// saveUpdated stores x's state (see save) and emits subscription.updated
+// with the subscription as stored, in tx.
+func saveUpdated(ctx context.Context, tx *store.Tx, x Subscription, now time.Time) (Subscription, error) {
+	saved, err := save(ctx, tx, x)
+	if err != nil {
+		return Subscription{}, err
+	}
+	_, err = events.Emit(ctx, tx, x.Scope(), events.SubscriptionUpdated, now, saved[0].Wire())
+	return saved[0], err
 }
 
 // Upcoming previews the scope's subscription's next charge at now, charging
