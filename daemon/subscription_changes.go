@@ -18,7 +18,9 @@ func subscriptionChangeOperations() []operation {
 			doc: apispec.Operation{ID: "changeSubscription", Tag: "Subscriptions", Summary: "Change a subscription's plan",
 				Doc: "period_end (default) sets pending_plan_id: the next period starts on the plan, its features then. now (licensed only) " +
 					"changes at once: the rest of the period, (new − old) × remaining seconds ÷ period seconds rounded half up, is charged " +
-					"(a payment with a proration line) or granted as prepaid credits; features switch at once. The current plan clears a " +
+					"(a payment with a proration line) or granted as prepaid credits; features switch at once. The subscription's discount, " +
+					"when it covers the current period, applies to the proration as to the period's charge (a discount line; a percent " +
+					"also to a credit). The current plan clears a " +
 					"pending change. Emits subscription.updated. preview true answers a subscription_change_preview and changes nothing. " +
 					"A plan amount above what the payer authorized is authorization_required with checkout_url.",
 				Params: idPath("subscription"), Body: typeOf[wire.SubscriptionChangeRequest](),

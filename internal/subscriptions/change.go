@@ -111,8 +111,8 @@ func ChangeTx(ctx context.Context, tx *store.Tx, env ChangeEnv, s tenant.Scope, 
 		return ChangeResult{}, err
 	}
 	if in.Preview {
-		w := pr.wire(x, p, in.At)
-		return ChangeResult{Subscription: x, Preview: &w}, nil
+		w, err := pr.wire(x, p, in.At)
+		return ChangeResult{Subscription: x, Preview: &w}, err
 	}
 	if p.ID == x.PlanID {
 		return clearPending(ctx, tx, x, now)

@@ -19,10 +19,14 @@ import (
 )
 
 // proration is what an immediate change moves for the rest of the period:
-// (new − old) × remaining ÷ period, in whole seconds, rounded half up once.
+// (new − old) × remaining ÷ period, in whole seconds, rounded half up once,
+// then discounted as the period's charges are (see discountBy).
 type proration struct {
-	amount            money.Amount // > 0 charged, < 0 credited
-	remaining, period int64        // seconds
+	amount            money.Amount // > 0 charged, < 0 credited: gross + adjust
+	gross             money.Amount // the prorated difference
+	adjust            money.Amount // the discount's part: ≤ 0 on a charge, ≥ 0 on a credit
+	discount          *Discount
+	remaining, period int64 // seconds
 	effective         time.Time
 }
 
@@ -49,40 +53,92 @@ func prorate(x Subscription, p plans.Plan, at string, now time.Time) (proration,
 	if err != nil {
 		return proration{}, apperr.Field("plan", "the proration is too large")
 	}
-	return proration{amount: amount, remaining: remaining, period: period, effective: now}, nil
+	pr := proration{amount: amount, gross: amount, remaining: remaining, period: period, effective: now}
+	err = pr.discountBy(x)
+	return pr, err
 }
 
-// lines explain the proration: one proration line, or none.
+// discountBy applies x's discount to the proration when it covers the
+// current period, whose charges the proration adds to: an upgrade's charge
+// loses what the discount takes off a charge (percent rounded half up once;
+// an amount off, at most the charge), as a renewal's does. A downgrade's
+// credit keeps the same share of the difference a percent discount leaves
+// (the customer paid that share of the old plan's price); an amount off is
+// a fixed sum per charge, the same on either plan, so the difference it
+// leaves is the whole. A discount that has ended is not held any more (a
+// once coupon ends with the charge it covered), and one applied during
+// the period covers the next period on.
+func (pr *proration) discountBy(x Subscription) error {
+	if pr.gross == 0 {
+		return nil
+	}
+	d, err := x.StoredDiscount()
+	if err != nil || d == nil || !d.covers(x.PeriodIndex) {
+		return err
+	}
+	if pr.gross > 0 {
+		pr.adjust = -d.off(pr.gross)
+	} else if d.PercentOff != nil {
+		pr.adjust = d.off(-pr.gross)
+	}
+	pr.discount, pr.amount = d, pr.gross+pr.adjust
+	return nil
+}
+
+// lines explain the proration: one proration line, and the discount's
+// when it changes the amount; they add up to the amount.
 func (pr proration) lines(x Subscription, p plans.Plan) []wire.PaymentLine {
-	if pr.amount == 0 {
+	if pr.gross == 0 {
 		return []wire.PaymentLine{}
 	}
 	q := fmt.Sprint(pr.remaining)
-	return []wire.PaymentLine{{Kind: "proration", Quantity: &q, Amount: pr.amount.String(),
+	ls := []wire.PaymentLine{{Kind: "proration", Quantity: &q, Amount: pr.gross.String(),
 		Description: fmt.Sprintf("%s to %s for the %d of %d seconds left in the period: (%s − %s) × %d ÷ %d, rounded half up",
 			x.PlanID, p.ID, pr.remaining, pr.period, p.Amount, *x.Amount, pr.remaining, pr.period)}}
+	if pr.adjust != 0 {
+		ls = append(ls, wire.PaymentLine{Kind: LineDiscount, Description: pr.discount.Describe(), Amount: pr.adjust.String()})
+	}
+	return ls
 }
 
 // wire is the preview of the change.
-func (pr proration) wire(x Subscription, p plans.Plan, at string) wire.SubscriptionChangePreview {
+func (pr proration) wire(x Subscription, p plans.Plan, at string) (wire.SubscriptionChangePreview, error) {
 	due, credit := money.Amount(0), money.Amount(0)
 	if pr.amount > 0 {
 		due = pr.amount
 	} else {
 		credit = -pr.amount
 	}
-	next := p.Amount
-	if x.CancelAt != nil && !x.CancelAt.After(*x.CurrentPeriodEnd) {
-		next = 0 // nothing is coming: it ends with its period
-	}
+	next, err := nextChargeOn(x, p)
 	return wire.SubscriptionChangePreview{Object: "subscription_change_preview", SubscriptionID: x.ID, PlanID: p.ID, At: at,
 		EffectiveAt: wire.Timestamp(pr.effective), AmountDueNow: due.String(), CreditGranted: credit.String(),
-		Lines: pr.lines(x, p), NextCharge: wire.NextCharge{Amount: next.String(), At: wire.Timestamp(*x.CurrentPeriodEnd)}}
+		Lines: pr.lines(x, p), NextCharge: wire.NextCharge{Amount: next.String(), At: wire.Timestamp(*x.CurrentPeriodEnd)}}, err
+}
+
+// nextChargeOn is the charge of x's next period on plan p: its amount,
+// less x's discount when it covers that period (a licensed plan's next
+// renewal, or the first period a trial ends into; a metered plan's amount
+// is shown as it is, its charge depends on usage); nothing when x ends with
+// its period.
+func nextChargeOn(x Subscription, p plans.Plan) (money.Amount, error) {
+	if x.CancelAt != nil && !x.CancelAt.After(*x.CurrentPeriodEnd) {
+		return 0, nil
+	}
+	n := x.PeriodIndex + 1
+	if x.Status == Trialing {
+		n = x.PeriodIndex
+	}
+	d, err := x.StoredDiscount()
+	if err != nil || d == nil || !d.covers(n) || p.UsageType == plans.Metered {
+		return p.Amount, err
+	}
+	return p.Amount - d.off(p.Amount), nil
 }
 
 // changeNow changes the plan at once: the proration is charged on the rail
-// or granted as credits, then the terms, the features and the event, all in
-// tx (a Local rail settles in tx too, so a crash leaves all or nothing).
+// (nothing when a discount takes it all) or granted as credits, then the
+// terms, the features and the event, all in tx (a Local rail settles in tx
+// too, so a crash leaves all or nothing).
 func changeNow(ctx context.Context, tx *store.Tx, env ChangeEnv, x Subscription, p plans.Plan, pr proration, now time.Time) (ChangeResult, error) {
 	from := x.PlanID
 	n := x.Changes + 1
@@ -95,6 +151,9 @@ func changeNow(ctx context.Context, tx *store.Tx, env ChangeEnv, x Subscription,
 		x.LatestPaymentID = &pay.ID
 	case pr.amount < 0:
 		reason := fmt.Sprintf("proration of %s: %s to %s", x.ID, from, p.ID)
+		if pr.adjust != 0 {
+			reason += ", less " + pr.discount.Describe()
+		}
 		key := fmt.Sprintf("%s:change:%d", x.ID, n)
 		if _, err := credits.GrantTx(ctx, tx, x.Scope(), credits.GrantInput{Customer: customers.Ref{ID: x.CustomerID},
 			Amount: -pr.amount, Reason: &reason, IdempotencyKey: &key}, now); err != nil {

@@ -324,7 +324,8 @@ type SubscriptionChangePreview struct {
 	EffectiveAt    string `json:"effective_at" doc:"When the plan changes: now, or the current period's end."`
 	AmountDueNow   string `json:"amount_due_now" doc:"The proration charged now (base units; 0 when none)."`
 	CreditGranted  string `json:"credit_granted" doc:"The proration granted as prepaid credits (base units; 0 when none)."`
-	// Lines explain amount_due_now or credit_granted (a proration line),
+	// Lines explain amount_due_now or credit_granted (a proration line,
+	// then a discount line when the subscription's discount changes it),
 	// empty when nothing moves now.
 	Lines      []PaymentLine `json:"lines"`
 	NextCharge NextCharge    `json:"next_charge"`
