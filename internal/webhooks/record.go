@@ -33,24 +33,28 @@ type Answer struct {
 // expired has moved it on).
 //
 // The answers' attempts and changes are written by one statement, however
-// many there are: a recorder commits the answers that arrived together.
+// many there are: a recorder commits the answers that arrived together. Run
+// on the pool (q a *store.DB), that statement is its own transaction, and
+// an answer is safe from a crash of the daemon as soon as the statement is
+// sent, one round trip sooner than a BEGIN … COMMIT around it allows. The
+// statements that may follow it (failing an exhausted delivery, disabling
+// an endpoint that answered 410) are each right on their own, and a batch
+// run again after one of them failed does no harm, so they need no
+// transaction with it.
 //
 // A 410 Gone disables the endpoint and records why (DisabledGone). A 429 or
 // 503 with a Retry-After is retried after the wait it asks for, held
 // within the schedule's shortest and longest step.
-func Record(ctx context.Context, tx *store.Tx, answers []Answer, schedule []time.Duration) error {
+func Record(ctx context.Context, q store.Querier, answers []Answer, schedule []time.Duration) error {
 	var w recordWrites
-	var gone []Job
+	var gone, exhausted []Job
 	for _, a := range answers {
 		job, r := a.Job, a.Result
 		for _, n := range job.Interrupted {
 			w.attempt(job, n, job.UpdatedAt, nil, 0, ptr(interruptedError), "")
 		}
 		if r.NotSent {
-			_, err := tx.ExecContext(ctx, exhaustedSQL, job.MerchantID, job.ID, job.Attempt, interruptedError)
-			if err != nil {
-				return store.Translate(err)
-			}
+			exhausted = append(exhausted, job)
 			continue
 		}
 		var errText, lastErr *string
@@ -79,26 +83,33 @@ func Record(ctx context.Context, tx *store.Tx, answers []Answer, schedule []time
 			gone = append(gone, job)
 		}
 	}
+	if len(w.aDelivery) > 0 || len(w.mID) > 0 {
+		str, nint, nstr := func(v []string) any { return pq.StringArray(v) }, func(v []*int) any { return pq.GenericArray{A: v} },
+			func(v []*string) any { return store.NullTexts(v) }
+		_, err := q.ExecContext(ctx, recordSQL,
+			str(w.aMerchant), str(w.aMode), str(w.aDelivery), pq.Int64Array(w.aAttempt), str(w.aStarted), nint(w.aStatus),
+			pq.Int64Array(w.aLatency), nstr(w.aError), str(w.aBody),
+			str(w.mMerchant), str(w.mID), pq.Int64Array(w.mAttempt), str(w.mStatus), pq.Int64Array(w.mDelay), str(w.mStarted),
+			nint(w.mLast), nstr(w.mError))
+		if err != nil {
+			return store.Translate(err)
+		}
+	}
+	for _, job := range exhausted {
+		if _, err := q.ExecContext(ctx, exhaustedSQL, job.MerchantID, job.ID, job.Attempt, interruptedError); err != nil {
+			return store.Translate(err)
+		}
+	}
 	for _, job := range gone {
 		// The receiver says the endpoint is gone for good: stop sending to
 		// it (its deliveries wait, pending, should it be enabled again).
-		_, err := tx.ExecContext(ctx, `UPDATE webhook_endpoints SET enabled = false, disabled_reason = $3, disabled_at = clock_timestamp()
+		_, err := q.ExecContext(ctx, `UPDATE webhook_endpoints SET enabled = false, disabled_reason = $3, disabled_at = clock_timestamp()
 			WHERE merchant_id = $1 AND id = $2 AND enabled`, job.MerchantID, job.EndpointID, DisabledGone)
 		if err != nil {
 			return store.Translate(err)
 		}
 	}
-	if len(w.aDelivery) == 0 && len(w.mID) == 0 {
-		return nil
-	}
-	str, nint, nstr := func(v []string) any { return pq.StringArray(v) }, func(v []*int) any { return pq.GenericArray{A: v} },
-		func(v []*string) any { return store.NullTexts(v) }
-	_, err := tx.ExecContext(ctx, recordSQL,
-		str(w.aMerchant), str(w.aMode), str(w.aDelivery), pq.Int64Array(w.aAttempt), str(w.aStarted), nint(w.aStatus),
-		pq.Int64Array(w.aLatency), nstr(w.aError), str(w.aBody),
-		str(w.mMerchant), str(w.mID), pq.Int64Array(w.mAttempt), str(w.mStatus), pq.Int64Array(w.mDelay), str(w.mStarted),
-		nint(w.mLast), nstr(w.mError))
-	return store.Translate(err)
+	return nil
 }
 
 // recordWrites is what Record writes, one array per column.
