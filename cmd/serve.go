@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"strings"
 	"time"
 
@@ -53,6 +54,7 @@ chain, --clock chain bills by the chain's time (tollgate help live-mode).`,
 	fl.String("dunning-schedule", "24h,72h,120h", "when a failed subscription renewal is retried, as offsets from the failure, comma separated")
 	fl.Duration("usage-grace", time.Hour, "how long after a metered period ends its usage is rated (late events within it still count)")
 	fl.Duration("event-retention", events.DefaultRetention, "how long events, their deliveries and attempts are kept (at least 30 days is the promise)")
+	fl.String("retention", "", "how long usage events are kept, e.g. 400d (default: for ever); older weeks are dropped once rated, summaries keep answering from hourly and daily totals")
 	limitFlags(fl)
 	dbFlags(cmd)
 	chainFlags(cmd)
@@ -62,6 +64,7 @@ chain, --clock chain bills by the chain's time (tollgate help live-mode).`,
 
 // serveConfig reads the daemon's typed configuration from viper.
 func (f *Factory) serveConfig() (daemon.Config, error) {
+	var err error
 	cfg := daemon.Defaults()
 	cfg.Listen = f.v.GetString("listen")
 	cfg.BaseURL = f.v.GetString("base_url")
@@ -74,6 +77,9 @@ func (f *Factory) serveConfig() (daemon.Config, error) {
 	cfg.EventRetention = f.v.GetDuration("event_retention")
 	if cfg.EventRetention <= 0 {
 		return cfg, usageError("--event-retention must be positive")
+	}
+	if cfg.Retention, err = parseRetention(f.v.GetString("retention")); err != nil {
+		return cfg, usageError("--retention: %v", err)
 	}
 	cfg.Version = version
 	sched, err := parseSchedule(f.v.GetString("webhook_retry_schedule"))
@@ -132,6 +138,27 @@ func parseSchedule(s string) ([]time.Duration, error) {
 		out = append(out, d)
 	}
 	return out, nil
+}
+
+// parseRetention reads --retention: days (400d), or any Go duration
+// (9600h); empty or 0 keeps usage events for ever.
+func parseRetention(s string) (time.Duration, error) {
+	s = strings.TrimSpace(s)
+	if s == "" || s == "0" {
+		return 0, nil
+	}
+	if days, ok := strings.CutSuffix(s, "d"); ok {
+		n, err := strconv.Atoi(days)
+		if err != nil || n <= 0 || n > 100_000 {
+			return 0, fmt.Errorf("%q is not a positive number of days such as 400d", s)
+		}
+		return time.Duration(n) * 24 * time.Hour, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("%q is not a positive duration such as 400d", s)
+	}
+	return d, nil
 }
 
 func runServe(ctx context.Context, f *Factory) error {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/tollgatehq/tollgate/internal/clock"
 	"github.com/tollgatehq/tollgate/internal/events"
+	"github.com/tollgatehq/tollgate/internal/metering"
 	"github.com/tollgatehq/tollgate/internal/rail"
 	"github.com/tollgatehq/tollgate/internal/ratelimit"
 	"github.com/tollgatehq/tollgate/internal/subscriptions"
@@ -66,6 +67,12 @@ type Config struct {
 	// EventRetention is how long events, with their deliveries and
 	// attempts, are kept.
 	EventRetention time.Duration
+	// Retention is how long usage events are kept (0: for ever): the
+	// partitions whose whole week is older are dropped, unless a metered
+	// period not yet rated needs them. Usage summaries keep answering for
+	// those weeks from the hourly and daily buckets, which stay. When it is
+	// shorter than EventRetention, the feed is kept only as long.
+	Retention time.Duration
 	// DunningSchedule lists when a failed renewal is retried, as offsets
 	// from the failure; UsageGrace delays a metered period's rating past
 	// its end.
@@ -84,6 +91,11 @@ type Config struct {
 	// Clock tells the daemon and its jobs the time (nil: the wall clock).
 	Clock clock.Clock
 }
+
+// minRetention is the shortest Retention: a week may be dropped only once
+// no event can still be written into it, and events are accepted up to
+// metering.MaxAge late.
+const minRetention = metering.MaxAge
 
 // Defaults returns the configuration `tollgate serve` starts from.
 func Defaults() Config {
@@ -172,6 +184,14 @@ func (c *Config) Validate() error {
 		c.EventRetention = d.EventRetention
 	case c.EventRetention < 0:
 		return fmt.Errorf("--event-retention must be positive")
+	}
+	switch {
+	case c.Retention < 0:
+		return fmt.Errorf("--retention must not be negative")
+	case c.Retention > 0 && c.Retention < minRetention:
+		return fmt.Errorf("--retention must be at least %d days: usage events are accepted that late", minRetention/(24*time.Hour))
+	case c.Retention > 0 && c.Retention < c.EventRetention:
+		c.EventRetention = c.Retention
 	}
 	if len(c.DunningSchedule) == 0 {
 		c.DunningSchedule = d.DunningSchedule

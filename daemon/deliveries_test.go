@@ -12,6 +12,7 @@ import (
 	"github.com/tollgatehq/tollgate/client/webhook"
 	"github.com/tollgatehq/tollgate/daemon"
 	"github.com/tollgatehq/tollgate/internal/events"
+	"github.com/tollgatehq/tollgate/internal/partitions"
 	"github.com/tollgatehq/tollgate/internal/store"
 	"github.com/tollgatehq/tollgate/internal/tenant"
 	"github.com/tollgatehq/tollgate/internal/webhooks"
@@ -374,7 +375,8 @@ func TestDeliveryManualRetry(t *testing.T) {
 	}
 }
 
-// Events past the retention period go, with their deliveries and attempts.
+// A month of events past the retention goes, with its deliveries and
+// attempts; a month with a delivery still pending stays.
 func TestEventRetention(t *testing.T) {
 	t.Parallel()
 	b := setupListening(t, insecure)
@@ -386,12 +388,27 @@ func TestEventRetention(t *testing.T) {
 	recent := emit(t, b.db, s, "invoice.paid", map[string]any{})
 	settled(t, b.db, old.ID, 10*time.Second)
 	settled(t, b.db, recent.ID, 10*time.Second)
-	if _, err := b.db.Exec(`UPDATE events SET created_at = now() - interval '31 days' WHERE id = $1`, old.ID); err != nil {
+	// Into last month's partition (made by the migration).
+	if _, err := b.db.Exec(`UPDATE events SET created_at = date_trunc('month', now(), 'UTC') - interval '1 day' WHERE id = $1`, old.ID); err != nil {
 		t.Fatal(err)
 	}
-	n, err := events.Prune(context.Background(), b.db, events.DefaultRetention, 1000, time.Now())
-	if err != nil || n != 1 {
-		t.Fatalf("pruned %d: %v", n, err)
+	now := time.Now()
+	thisMonth := partitions.Events().Start(now)
+	// A retention that ends at the start of this month: last month is past it.
+	retention := now.Sub(thisMonth)
+	if _, err := b.db.Exec(`UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = now() + interval '1 day' WHERE event_id = $1`, old.ID); err != nil {
+		t.Fatal(err)
+	}
+	out, err := partitions.Drop(context.Background(), b.db, partitions.Events(), retention, now)
+	if err != nil || len(out.Dropped) != 0 || len(out.Kept) != 1 {
+		t.Fatalf("with a pending delivery: %+v, %v", out, err)
+	}
+	if _, err := b.db.Exec(`UPDATE webhook_deliveries SET status = 'succeeded' WHERE event_id = $1`, old.ID); err != nil {
+		t.Fatal(err)
+	}
+	out, err = partitions.Drop(context.Background(), b.db, partitions.Events(), retention, now)
+	if err != nil || len(out.Dropped) == 0 || len(out.Kept) != 0 {
+		t.Fatalf("dropped %+v: %v", out, err)
 	}
 	var left struct{ Events, Deliveries, Attempts int }
 	_ = b.db.Get(&left, `SELECT (SELECT count(*) FROM events) AS events, (SELECT count(*) FROM webhook_deliveries) AS deliveries,

@@ -6,11 +6,11 @@ import (
 
 	"github.com/tollgatehq/tollgate/internal/alerts"
 	"github.com/tollgatehq/tollgate/internal/credits"
-	"github.com/tollgatehq/tollgate/internal/events"
 	"github.com/tollgatehq/tollgate/internal/idempotency"
 	"github.com/tollgatehq/tollgate/internal/jobs"
 	"github.com/tollgatehq/tollgate/internal/metering"
 	"github.com/tollgatehq/tollgate/internal/oauth"
+	"github.com/tollgatehq/tollgate/internal/partitions"
 	"github.com/tollgatehq/tollgate/internal/store"
 	"github.com/tollgatehq/tollgate/internal/subscriptions"
 )
@@ -26,8 +26,8 @@ const (
 	jobBilling        = "subscription-billing"
 	jobStatistics     = "table-statistics"
 	jobAlerts         = "alert-evaluation"
-	// pruneBatch bounds the events one retention step deletes.
-	pruneBatch = 1000
+	jobPartitions     = "partitions-ahead"
+	jobRetention      = "usage-retention"
 	// freshChanges is how many rows a never-analysed table takes before
 	// the statistics job analyses it.
 	freshChanges = 500
@@ -56,10 +56,12 @@ func maintenanceJobs(cfg Config, db *store.DB) []jobs.Job {
 			},
 		},
 		{
+			// Drops the feed's months past --event-retention, with their
+			// deliveries; a month with a delivery still pending stays.
 			Name: jobEventRetention, Periodic: true, Every: time.Hour, First: time.Minute,
 			Run: func(ctx context.Context, now time.Time) (bool, error) {
-				n, err := events.Prune(ctx, db, cfg.EventRetention, pruneBatch, now)
-				return n == pruneBatch, err
+				_, err := partitions.Drop(ctx, db, partitions.Events(), cfg.EventRetention, now)
+				return false, err
 			},
 		},
 		{
@@ -79,6 +81,28 @@ func maintenanceJobs(cfg Config, db *store.DB) []jobs.Job {
 			Name: jobKeys, Periodic: true, Every: 24 * time.Hour, First: time.Hour,
 			Run: func(ctx context.Context, now time.Time) (bool, error) {
 				_, err := idempotency.Prune(ctx, db, now.Add(-idempotency.Kept-time.Hour), now)
+				return false, err
+			},
+		},
+		{
+			// Partitions exist six weeks ahead (the migration made the
+			// first ones), so a runner stopped for days still leaves
+			// writes a place; four runs a day keep that margin.
+			Name: jobPartitions, Periodic: true, Every: 6 * time.Hour, First: time.Minute,
+			Run: func(ctx context.Context, now time.Time) (bool, error) {
+				_, err := partitions.Ensure(ctx, db, now)
+				return false, err
+			},
+		},
+		{
+			// Drops whole weeks of usage events past --retention; a week
+			// an unrated period still needs stays until it is rated.
+			Name: jobRetention, Periodic: true, Every: time.Hour, First: 10 * time.Minute,
+			Run: func(ctx context.Context, now time.Time) (bool, error) {
+				if cfg.Retention <= 0 {
+					return false, nil
+				}
+				_, err := partitions.Drop(ctx, db, partitions.MeterEvents(), cfg.Retention, now)
 				return false, err
 			},
 		},

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"io/fs"
+	"math"
 	"sort"
 	"strconv"
 	"strings"
@@ -19,7 +20,11 @@ const migrationLock = 0x746f6c6c67617465
 // Migrate applies every embedded migration not yet applied, in order, each in
 // its own transaction, under a session advisory lock. Migrations are
 // forward-only.
-func Migrate(ctx context.Context, db *sql.DB) error {
+func Migrate(ctx context.Context, db *sql.DB) error { return MigrateTo(ctx, db, math.MaxInt) }
+
+// MigrateTo is Migrate stopping after version last: tests of a migration
+// start from a database as it stood before it.
+func MigrateTo(ctx context.Context, db *sql.DB, last int) error {
 	conn, err := db.Conn(ctx)
 	if err != nil {
 		return Translate(err)
@@ -42,7 +47,7 @@ func Migrate(ctx context.Context, db *sql.DB) error {
 		if err := conn.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM schema_migrations WHERE version = $1)`, m.Version).Scan(&done); err != nil {
 			return fmt.Errorf("migrate: %w", err)
 		}
-		if done {
+		if done || m.Version > last {
 			continue
 		}
 		tx, err := conn.BeginTx(ctx, nil)

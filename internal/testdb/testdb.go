@@ -94,6 +94,26 @@ func New(t testing.TB) string {
 	return DatabaseURL(adminURL, name)
 }
 
+// Blank returns the URL of a new empty database, with no migration applied
+// (for tests of a migration: store.MigrateTo brings it to the version before
+// it); it is dropped in t.Cleanup.
+func Blank(t testing.TB) string {
+	t.Helper()
+	mustServer(t)
+	name := randomName("tgtest_")
+	ctx, cancel := context.WithTimeout(context.Background(), setupTimeout)
+	defer cancel()
+	if _, err := admin.ExecContext(ctx, "CREATE DATABASE "+pq.QuoteIdentifier(name)); err != nil {
+		t.Fatalf("testdb: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := dropDatabase(name); err != nil {
+			t.Errorf("testdb: %v", err)
+		}
+	})
+	return DatabaseURL(adminURL, name)
+}
+
 // DatabaseURL returns url (a postgres:// URL or a lib/pq key=value string)
 // pointed at database db.
 func DatabaseURL(u, db string) string {
