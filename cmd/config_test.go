@@ -58,6 +58,8 @@ func TestServeConfigRejectsBadValues(t *testing.T) {
 		"rate_limit_per_minute:\n  list: many\n": "must be an integer",
 		"webhook_retry_schedule: soon\n":         "webhook-retry-schedule",
 		"environment: staging\n":                 "--environment",
+		"retention: 30d\n":                       "at least 35 days",
+		"retention: forever\n":                   "--retention",
 	} {
 		f, err := serveConfigFrom(t, file)
 		if err == nil {
@@ -65,6 +67,33 @@ func TestServeConfigRejectsBadValues(t *testing.T) {
 		}
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Fatalf("%q: got %v, want %q", file, err, want)
+		}
+	}
+}
+
+// --retention reads days or a duration, from each source; the feed's
+// retention follows it down.
+func TestServeConfigRetention(t *testing.T) {
+	for _, c := range []struct {
+		file, env  string
+		args       []string
+		want, feed time.Duration
+	}{
+		{"", "", nil, 0, 30 * 24 * time.Hour},
+		{"retention: 400d\n", "", nil, 400 * 24 * time.Hour, 30 * 24 * time.Hour},
+		{"retention: 400d\n", "1000h", nil, 1000 * time.Hour, 30 * 24 * time.Hour},
+		{"", "", []string{"--retention", "36d", "--event-retention", "2000h"}, 36 * 24 * time.Hour, 36 * 24 * time.Hour},
+	} {
+		if c.env != "" {
+			t.Setenv("TOLLGATE_RETENTION", c.env)
+		}
+		f, err := serveConfigFrom(t, c.file, c.args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := f.serveConfig()
+		if err != nil || cfg.Retention != c.want || cfg.EventRetention != c.feed {
+			t.Fatalf("%+v: retention %s, feed %s: %v", c, cfg.Retention, cfg.EventRetention, err)
 		}
 	}
 }

@@ -85,10 +85,11 @@ func maintenanceJobs(cfg Config, db *store.DB) []jobs.Job {
 			},
 		},
 		{
-			// Partitions exist six weeks ahead (the migration made the
-			// first ones), so a runner stopped for days still leaves
-			// writes a place; four runs a day keep that margin.
-			Name: jobPartitions, Periodic: true, Every: 6 * time.Hour, First: time.Minute,
+			// Partitions exist weeks (usage) and months (feed) ahead,
+			// the first made by the migrations, so a runner stopped for
+			// days still leaves writes a place; four runs a day keep that
+			// margin.
+			Name: jobPartitions, Periodic: true, Every: 6 * time.Hour, First: 10 * time.Second,
 			Run: func(ctx context.Context, now time.Time) (bool, error) {
 				_, err := partitions.Ensure(ctx, db, now)
 				return false, err

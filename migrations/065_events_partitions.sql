@@ -20,9 +20,12 @@
 -- deliveries (with their attempts) before dropping the month, and keeps a
 -- month while any of its deliveries is still pending.
 --
--- Events written in a month not yet made (a daemon whose runner stopped
--- for months) land in the default partition, and move to their month when
--- it is made.
+-- There is no default partition: with one, PostgreSQL cannot read the
+-- months in order (the default could hold any time), and the live feed's
+-- first page would probe every month instead of the newest. Events are
+-- written at the database's now, so months made ahead (three, by the
+-- migration and then by the job runner every few hours, and at start)
+-- cover every write.
 
 ALTER TABLE webhook_deliveries DROP CONSTRAINT webhook_deliveries_merchant_id_event_id_fkey;
 
@@ -48,7 +51,6 @@ CREATE TABLE events (
 CREATE INDEX events_list ON events (merchant_id, mode, created_at DESC, seq DESC);
 CREATE INDEX events_test_feed ON events (merchant_id, occurred_at DESC, seq DESC) WHERE mode = 'test';
 CREATE INDEX events_payment_failed ON events (merchant_id, mode, occurred_at) WHERE type = 'subscription.payment_failed';
-CREATE TABLE events_default PARTITION OF events DEFAULT;
 
 -- A month per month from the oldest stored event's (at most two years
 -- back: older ones share one partition) to three months ahead; then the
