@@ -44,7 +44,7 @@ func newDashboardPages() *web.Pages {
 	p := web.NewPages(dashboardFS, template.FuncMap{"usdc": usdcAmount, "when": whenText, "dashbar": dashBar},
 		dashSignInPage, dashSetupPage, dashOverviewPage, dashSettingsPage, dashDevelopersPage, dashAuditPage, dashWalletPage,
 		dashPaymentsPage, dashPaymentPage, dashEventsPage, dashEventPage, dashInvoicesPage, dashInvoicePage,
-		dashSubscriptionsPage, dashSubscriptionPage, dashCustomersPage, dashCustomerPage)
+		dashSubscriptionsPage, dashSubscriptionPage, dashCustomersPage, dashCustomerPage, dashEndpointPage)
 	p.AllowScript(dashWalletPage, dashWalletJS)
 	return p
 }
@@ -91,6 +91,8 @@ func (s *Server) dashboardRoutes() []route {
 		page("POST /dashboard/keys/{id}/revoke", s.dashKeyRevoke),
 		page("POST /dashboard/webhooks", s.dashEndpointAdd),
 		page("POST /dashboard/webhooks/{id}/{action}", s.dashEndpointChange),
+		page("GET /dashboard/webhooks/{id}", s.dashEndpoint),
+		page("POST /dashboard/webhooks/{id}/deliveries/{delivery}/resend", s.dashDeliveryResend),
 		page("GET /dashboard/audit", s.dashAudit),
 		page("GET /dashboard/invoices", s.dashInvoices),
 		page("GET /dashboard/invoices/{id}", s.dashInvoice),

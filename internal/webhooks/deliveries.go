@@ -2,12 +2,14 @@ package webhooks
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"github.com/lib/pq"
 
 	"github.com/tollgatehq/tollgate/internal/apperr"
 	"github.com/tollgatehq/tollgate/internal/events"
+	"github.com/tollgatehq/tollgate/internal/page"
 	"github.com/tollgatehq/tollgate/internal/store"
 	"github.com/tollgatehq/tollgate/internal/tenant"
 )
@@ -28,7 +30,9 @@ type Delivery struct {
 	MerchantID    string      `db:"merchant_id" json:"merchant_id"`
 	Mode          tenant.Mode `db:"mode" json:"mode"`
 	ID            string      `db:"id" json:"id"`
+	Seq           int64       `db:"seq" json:"-"`
 	EventID       string      `db:"event_id" json:"event_id"`
+	EventType     string      `db:"event_type" json:"-"`
 	EndpointID    string      `db:"endpoint_id" json:"endpoint_id"`
 	Status        string      `db:"status" json:"status"`
 	Attempts      int         `db:"attempts" json:"attempts"`
@@ -41,8 +45,11 @@ type Delivery struct {
 	UpdatedAt     time.Time   `db:"updated_at" json:"updated_at"`
 }
 
-const deliveryColumns = `merchant_id, mode, id, event_id, endpoint_id, status, attempts, cycle_start,
+const deliveryColumns = `merchant_id, mode, id, seq, event_id, endpoint_id, status, attempts, cycle_start,
 	next_attempt_at, last_attempt_at, last_status, last_error, created_at, updated_at`
+
+// Position is the delivery's place in a newest-first list.
+func (d Delivery) Position() page.Cursor { return page.Cursor{At: d.CreatedAt, Seq: d.Seq} }
 
 // Attempt is one HTTP request of a delivery, as recorded.
 type Attempt struct {
@@ -61,14 +68,19 @@ type Attempt struct {
 // Filter selects deliveries for ListDeliveries; zero fields match all.
 type Filter struct {
 	MerchantID string
+	Mode       tenant.Mode
 	EventID    string
 	EndpointID string
 	Status     string
 	Limit      int // default 50
+	// Before, when set, keeps the deliveries older than a list position
+	// (a page's next cursor).
+	Before *page.Cursor
 }
 
-// ListDeliveries returns deliveries matching f, newest first. A Status other
-// than pending, succeeded or failed is invalid_request.
+// ListDeliveries returns deliveries matching f, newest first, each with
+// its event's type. A Status other than pending, succeeded or failed is
+// invalid_request.
 func ListDeliveries(ctx context.Context, q store.Querier, f Filter) ([]Delivery, error) {
 	if f.Status != "" && f.Status != StatusPending && f.Status != StatusSucceeded && f.Status != StatusFailed {
 		return nil, apperr.Field("status", "must be pending, succeeded or failed")
@@ -76,11 +88,27 @@ func ListDeliveries(ctx context.Context, q store.Querier, f Filter) ([]Delivery,
 	if f.Limit <= 0 {
 		f.Limit = 50
 	}
+	before, seq := time.Time{}, int64(0)
+	if f.Before != nil {
+		before, seq = f.Before.At, f.Before.Seq
+	}
 	ds := []Delivery{}
-	err := q.SelectContext(ctx, &ds, `SELECT `+deliveryColumns+` FROM webhook_deliveries
-		WHERE ($1 = '' OR merchant_id = $1) AND ($2 = '' OR event_id = $2) AND ($3 = '' OR endpoint_id = $3) AND ($4 = '' OR status = $4)
-		ORDER BY created_at DESC, seq DESC LIMIT $5`, f.MerchantID, f.EventID, f.EndpointID, f.Status, f.Limit)
+	err := q.SelectContext(ctx, &ds, `SELECT `+qualified("d", deliveryColumns)+`, coalesce(e.type, '') AS event_type
+		FROM webhook_deliveries d LEFT JOIN events e ON e.merchant_id = d.merchant_id AND e.id = d.event_id
+		WHERE ($1 = '' OR d.merchant_id = $1) AND ($2 = '' OR d.event_id = $2) AND ($3 = '' OR d.endpoint_id = $3) AND ($4 = '' OR d.status = $4)
+			AND ($5 = '' OR d.mode = $5) AND (NOT $6 OR (d.created_at, d.seq) < ($7, $8))
+		ORDER BY d.created_at DESC, d.seq DESC LIMIT $9`,
+		f.MerchantID, f.EventID, f.EndpointID, f.Status, string(f.Mode), f.Before != nil, before, seq, f.Limit)
 	return ds, store.Translate(err)
+}
+
+// qualified prefixes each of a column list's names with alias.
+func qualified(alias, columns string) string {
+	parts := strings.Split(columns, ",")
+	for i, c := range parts {
+		parts[i] = alias + "." + strings.TrimSpace(c)
+	}
+	return strings.Join(parts, ", ")
 }
 
 // GetDelivery returns one delivery with its attempts, oldest first. An
