@@ -4,10 +4,8 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"math/big"
 	"time"
 
-	"github.com/ethereum/go-ethereum/common"
 	"github.com/ethereum/go-ethereum/crypto"
 	"github.com/spf13/cobra"
 
@@ -103,13 +101,8 @@ func (f *Factory) refund(ctx context.Context, d *database, in payments.RefundInp
 		// --clock chain, as serve stamps it.
 		clockOf = func(tenant.Scope) time.Time { return r.Clock().Now() }
 	}
-	r, err := payments.IssueRefund(ctx, d.DB, railFor, in, clockOf)
+	r, err := daemon.Refund(ctx, d.DB, railFor, in, clockOf, audit.AdminActor())
 	if err != nil {
-		return err
-	}
-	// The refund ran its own transaction and reached the rail: its entry
-	// follows it.
-	if err := auditedAfter(ctx, d, audit.RefundEntry(r.MerchantID, r.Mode, r.ID, r.PaymentID, r.Amount.USDC(), r.Reason)); err != nil {
 		return err
 	}
 	if f.JSON() {
@@ -127,53 +120,39 @@ func (f *Factory) refund(ctx context.Context, d *database, in payments.RefundInp
 // refund: signed with --key-file, or carrying --signature; without either
 // it prints the typed data to sign and done is true.
 func (f *Factory) refundAuthorization(ctx context.Context, r *chainrail.Rail, pr payments.PreparedRefund, o refundOptions) (*chainrail.Transfer, bool, error) {
-	p := pr.Payment
-	if p.Payee == nil || p.Payer == nil {
-		return nil, false, fmt.Errorf("payment %s has no payer or payee on record", p.ID)
+	if o.signature != "" && o.keyFile == "" {
+		if o.validBefore == 0 {
+			return nil, false, usageError("--signature needs --valid-before: the validBefore of the typed data that was signed")
+		}
+		t, err := daemon.SignedRefund(ctx, r, pr, o.validBefore, o.signature)
+		return t, false, err
 	}
-	merchant, payer := common.HexToAddress(*p.Payee), common.HexToAddress(*p.Payer)
-	a, _, err := r.Token().RefundAuthorization(ctx, merchant, payer, big.NewInt(int64(pr.Amount)), pr.Key, 0)
+	terms, err := daemon.LiveRefundTerms(ctx, r, pr, o.validBefore)
 	if err != nil {
 		return nil, false, err
 	}
-	if o.validBefore != 0 {
-		a.ValidBefore = new(big.Int).SetUint64(o.validBefore)
-	}
-	dom, err := r.Token().Domain(ctx)
-	if err != nil {
-		return nil, false, err
-	}
-	td := chain.TransferTypedData(dom, a)
-	switch {
-	case o.keyFile != "":
+	a := terms.Authorization
+	if o.keyFile != "" {
 		key, err := chainrail.LoadKey(o.keyFile)
 		if err != nil {
 			return nil, false, usageError("--key-file: %v", err)
 		}
-		if got := crypto.PubkeyToAddress(key.PublicKey); got != merchant {
-			return nil, false, usageError("--key-file holds %s's key, not the payment's settlement wallet %s", got.Hex(), merchant.Hex())
+		if got := crypto.PubkeyToAddress(key.PublicKey); got != terms.Wallet {
+			return nil, false, usageError("--key-file holds %s's key, not the payment's settlement wallet %s", got.Hex(), terms.Wallet.Hex())
 		}
-		if a.Signature, err = chain.SignTypedData(key, td); err != nil {
+		if a.Signature, err = chain.SignTypedData(key, terms.TypedData); err != nil {
 			return nil, false, err
 		}
-	case o.signature != "":
-		if o.validBefore == 0 {
-			return nil, false, usageError("--signature needs --valid-before: the validBefore of the typed data that was signed")
-		}
-		if a.Signature, err = chain.ParseSignature(o.signature); err != nil {
-			return nil, false, usageError("--signature: %v", err)
-		}
-	default:
-		if err := writeJSONTo(f.IO.Out, chain.WalletTypedData(td)); err != nil {
-			return nil, false, err
-		}
-		fmt.Fprintf(f.IO.Err, "\nSign the typed data above with the settlement wallet %s (eth_signTypedData_v4), then run:\n\n"+
-			"    tollgate admin refund %s --amount %s --signature 0x… --valid-before %s\n\n"+
-			"(the chain settings come from the config file and TOLLGATE_* as serve's do)\n",
-			merchant.Hex(), p.ID, pr.Amount, a.ValidBefore)
-		return nil, true, nil
+		return &chainrail.Transfer{Authorization: a}, false, nil
 	}
-	return &chainrail.Transfer{Authorization: a}, false, nil
+	if err := writeJSONTo(f.IO.Out, chain.WalletTypedData(terms.TypedData)); err != nil {
+		return nil, false, err
+	}
+	fmt.Fprintf(f.IO.Err, "\nSign the typed data above with the settlement wallet %s (eth_signTypedData_v4), then run:\n\n"+
+		"    tollgate admin refund %s --amount %s --signature 0x… --valid-before %s\n\n"+
+		"(the chain settings come from the config file and TOLLGATE_* as serve's do)\n",
+		terms.Wallet.Hex(), pr.Payment.ID, pr.Amount, a.ValidBefore)
+	return nil, true, nil
 }
 
 // merchantNow is the merchant's time for s: the wall clock, plus the test

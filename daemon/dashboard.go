@@ -46,6 +46,7 @@ func newDashboardPages() *web.Pages {
 		dashPaymentsPage, dashPaymentPage, dashEventsPage, dashEventPage, dashInvoicesPage, dashInvoicePage,
 		dashSubscriptionsPage, dashSubscriptionPage, dashCustomersPage, dashCustomerPage, dashEndpointPage)
 	p.AllowScript(dashWalletPage, dashWalletJS)
+	p.AllowScript(dashPaymentPage, dashRefundJS)
 	return p
 }
 
@@ -285,9 +286,10 @@ func doneNotice(r *http.Request) *web.Notice {
 	text, ok := map[string]string{
 		"revoked": "The key was revoked: requests with it fail from now on.", "disabled": "The endpoint was disabled.",
 		"enabled": "The endpoint was enabled.", "mode": "Switched mode.", "totp": "Two-factor sign-in is on.",
-		"wallet":   "The settlement wallet was changed: payments settle to it from now on.",
-		"refunded": "Refunded.",
-		"resent":   "Sent again: the deliveries are due now.",
+		"wallet":         "The settlement wallet was changed: payments settle to it from now on.",
+		"refunded":       "Refunded.",
+		"refund-pending": "The refund was sent from your settlement wallet: it completes (refund.succeeded) once the chain confirms it.",
+		"resent":         "Sent again: the deliveries are due now.",
 	}[r.URL.Query().Get("done")]
 	if !ok {
 		return nil
