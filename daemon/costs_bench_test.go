@@ -13,6 +13,7 @@ import (
 
 	"github.com/tollgatehq/tollgate/client"
 	"github.com/tollgatehq/tollgate/daemon"
+	"github.com/tollgatehq/tollgate/internal/partitions"
 	"github.com/tollgatehq/tollgate/internal/tenant"
 )
 
@@ -26,7 +27,8 @@ import (
 //	TOLLGATE_BENCH_SIZES=100000,1000000,10000000 go test ./daemon -run '^$' -bench 'BenchmarkCosts' -benchtime 2000x -timeout 120m
 //
 // The renewal run renews 1,000 subscriptions due at one test-clock advance
-// among all those stored; the disk figures are the tables' total sizes
+// among all those stored; the retention drop detaches and drops the weeks
+// of usage events older than 14 days (run last: it removes data); the disk figures are the tables' total sizes
 // (every partition's, with indexes and TOAST) divided by the rows.
 func BenchmarkCosts(b *testing.B) {
 	sizes := []int{100_000}
@@ -95,6 +97,25 @@ func benchCosts(b *testing.B, n int) {
 		}
 		b.ReportMetric(eventBytes/float64(d.events), "bytes/event")
 		b.ReportMetric(subBytes/float64(d.subs), "bytes/subscription")
+		b.ReportMetric(0, "ns/op")
+	})
+	var dropOnce sync.Once
+	var dropped int
+	var took time.Duration
+	b.Run("retention-drop", func(b *testing.B) {
+		// Usage older than 14 days goes: the whole weeks of the 30 seeded
+		// days before that. Once, like the renewal run.
+		dropOnce.Do(func() {
+			start := time.Now()
+			out, err := partitions.Drop(context.Background(), d.bd.db, partitions.MeterEvents(), 14*24*time.Hour, time.Now())
+			took = time.Since(start)
+			if err != nil || len(out.Dropped) == 0 {
+				b.Fatalf("dropped %v, kept %v: %v", out.Dropped, out.Kept, err)
+			}
+			dropped = len(out.Dropped)
+		})
+		b.ReportMetric(float64(took.Microseconds())/1000/float64(dropped), "ms/partition")
+		b.ReportMetric(float64(dropped), "partitions")
 		b.ReportMetric(0, "ns/op")
 	})
 }
