@@ -27,9 +27,10 @@ import (
 //	TOLLGATE_BENCH_SIZES=100000,1000000,10000000 go test ./daemon -run '^$' -bench 'BenchmarkCosts' -benchtime 2000x -timeout 120m
 //
 // The renewal run renews 1,000 subscriptions due at one test-clock advance
-// among all those stored; the retention drop detaches and drops the weeks
-// of usage events older than 14 days (run last: it removes data); the disk figures are the tables' total sizes
-// (every partition's, with indexes and TOAST) divided by the rows.
+// among all those stored; the disk figures are the tables' total sizes
+// (every partition's, with indexes and TOAST) divided by the rows; the
+// retention drop, run last since it removes data, detaches and drops the
+// weeks of usage events older than 14 days.
 func BenchmarkCosts(b *testing.B) {
 	sizes := []int{100_000}
 	if v := os.Getenv("TOLLGATE_BENCH_SIZES"); v != "" {
