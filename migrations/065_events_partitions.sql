@@ -53,7 +53,8 @@ CREATE INDEX events_test_feed ON events (merchant_id, occurred_at DESC, seq DESC
 CREATE INDEX events_payment_failed ON events (merchant_id, mode, occurred_at) WHERE type = 'subscription.payment_failed';
 
 -- A month per month from the oldest stored event's (at most two years
--- back: older ones share one partition) to three months ahead; then the
+-- back: older ones share one partition; at least two months back) to
+-- three months ahead; then the
 -- events are copied with their seq, and the sequence continues after it.
 DO $$
 DECLARE
@@ -63,7 +64,7 @@ DECLARE
     m timestamptz;
 BEGIN
     SELECT date_trunc('month', min(created_at), 'UTC') INTO first_month FROM events_unpartitioned;
-    first_month := LEAST(coalesce(first_month, now_month), now_month - interval '1 month');
+    first_month := LEAST(coalesce(first_month, now_month), now_month - interval '2 months');
     IF first_month < floor_month THEN
         EXECUTE format('CREATE TABLE events_p00000000 PARTITION OF events FOR VALUES FROM (MINVALUE) TO (%L)', floor_month);
         first_month := floor_month;
