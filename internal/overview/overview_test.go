@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lib/pq"
+
 	"github.com/tollgatehq/tollgate/internal/auth"
 	"github.com/tollgatehq/tollgate/internal/money"
 	"github.com/tollgatehq/tollgate/internal/store"
@@ -130,20 +132,39 @@ func TestOverviewPlans(t *testing.T) {
 		}
 		plan := strings.Join(lines, "\n")
 		t.Logf("%s:\n%s", c.name, plan)
-		if !strings.Contains(plan, c.index) || strings.Contains(plan, "Seq Scan") {
+		if !strings.Contains(plan, c.index) {
 			t.Errorf("%s: not through %s", c.name, c.index)
 		}
-		// The scan node returns (and so reads) no more rows than it counts.
+		// The scan nodes return (and so read) no more rows than it counts;
+		// the feed's months are read by index, but for empty ones, which
+		// PostgreSQL reads whole (nothing) rather than through an index.
 		var scanRows int
 		for _, l := range lines {
+			if strings.Contains(l, "Seq Scan") && !emptyTable(t, db, l) {
+				t.Errorf("%s: %s", c.name, strings.TrimSpace(l))
+			}
 			if strings.Contains(l, "Index") && strings.Contains(l, "Scan") {
-				if _, err := fmt.Sscanf(l[strings.Index(l, "(actual rows="):], "(actual rows=%d", &scanRows); err != nil {
+				var n int
+				if _, err := fmt.Sscanf(l[strings.Index(l, "(actual rows="):], "(actual rows=%d", &n); err != nil {
 					t.Fatalf("%s: %v in %q", c.name, err, l)
 				}
+				scanRows += n
 			}
 		}
 		if scanRows == 0 || scanRows > c.maxRows {
 			t.Errorf("%s: the scan returned %d rows, want 1 to %d", c.name, scanRows, c.maxRows)
 		}
 	}
+}
+
+// emptyTable reports whether the table a plan line "Seq Scan on TABLE ..."
+// reads holds no rows.
+func emptyTable(t *testing.T, db *store.DB, line string) bool {
+	t.Helper()
+	f := strings.Fields(line[strings.Index(line, "Seq Scan on ")+len("Seq Scan on "):])
+	var empty bool
+	if err := db.GetContext(context.Background(), &empty, `SELECT NOT EXISTS (SELECT 1 FROM `+pq.QuoteIdentifier(f[0])+`)`); err != nil {
+		t.Fatal(err)
+	}
+	return empty
 }
