@@ -99,7 +99,7 @@ func (br *browser) cookie(name string) *http.Cookie {
 }
 
 // dashUser makes a dashboard user of merchant with dashPassword set.
-func (b *bundle) dashUser(t *testing.T, merchant, email string) users.User {
+func (b *bundle) dashUser(t testing.TB, merchant, email string) users.User {
 	t.Helper()
 	c, err := users.Create(context.Background(), b.db, audit.AdminActor(), merchant, email, time.Now())
 	if err != nil {

@@ -9,10 +9,13 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tollgatehq/tollgate/client"
 	"github.com/tollgatehq/tollgate/daemon"
 	"github.com/tollgatehq/tollgate/daemon/web"
+	"github.com/tollgatehq/tollgate/internal/tenant"
+	"github.com/tollgatehq/tollgate/internal/users"
 )
 
 // fuzzRoute is a request shape the HTTP fuzz target fills in: method and
@@ -78,6 +81,12 @@ var fuzzRoutes = []fuzzRoute{
 	{"POST", "/portal/{ps}/subscriptions/{}/cancel", "form"},
 	{"POST", "/portal/{ps}/subscriptions/{}/discount", "form"},
 	{"POST", "/checkout/{}/authorization?at=now&plan=price_x", "json"},
+	{"GET", "/dashboard/invoices", "query"},
+	{"GET", "/dashboard/invoices/{}", "query"},
+	{"GET", "/dashboard/subscriptions", "query"},
+	{"GET", "/dashboard/subscriptions/{}", "query"},
+	{"GET", "/dashboard/customers", "query"},
+	{"GET", "/dashboard/customers/{}", "query"},
 }
 
 // FuzzHTTP drives the daemon's handlers, over a real database, with
@@ -88,8 +97,21 @@ var fuzzRoutes = []fuzzRoute{
 // endpoints answer in OAuth's own format).
 func FuzzHTTP(f *testing.F) {
 	b := setup(f, func(c *daemon.Config) { c.RateLimits = false })
-	c, key := b.testClient()
+	merchant := b.merchant("acme")
+	_, key := b.key(merchant, tenant.Test)
+	c := b.client(key)
 	ctx := context.Background()
+	// A dashboard user's session: its cookie goes with the dashboard's
+	// routes.
+	b.dashUser(f, merchant, "ops@example.com")
+	dash, err := users.SignIn(ctx, b.db, "127.0.0.1", users.SignInInput{Email: "ops@example.com", Password: dashPassword}, time.Now())
+	if err != nil {
+		f.Fatal(err)
+	}
+	inv, err := c.CreateInvoice(ctx, client.InvoiceParams{Amount: "1000000", Description: "Fuzz"})
+	if err != nil {
+		f.Fatal(err)
+	}
 	m, err := c.CreateMeter(ctx, client.MeterParams{Key: "api_calls", DisplayName: "API calls", EventValueKey: "n"})
 	if err != nil {
 		f.Fatal(err)
@@ -181,6 +203,14 @@ func FuzzHTTP(f *testing.F) {
 		{34, "sub_x", "plan=%00&at=later&payer=0x", ""},
 		{52, "sub_x", `{"plan":{"payer":"0x4242424242424242424242424242424242424242","payee":"0x1","token":"0x2","capPerPeriod":"1","period":"86400","start":"0","end":"18446744073709551615","salt":"0x00"},"signature":"0x00","permit":{"value":"1","deadline":"1","signature":"0x"}}`, ""},
 		{52, "sub_\xff", `{"plan":[],"signature":1}`, ""},
+		{fuzzRouteN("/dashboard/invoices"), "", "limit=1&before=2026-07-01T00:00:00.000000123Z", ""},
+		{fuzzRouteN("/dashboard/invoices/{}"), inv.ID, "", ""},
+		{fuzzRouteN("/dashboard/invoices/{}"), "inv_\x00", "", ""},
+		{fuzzRouteN("/dashboard/subscriptions"), "", "limit=101", ""},
+		{fuzzRouteN("/dashboard/subscriptions/{}"), "sub_x", "before=9999-12-31T23:59:59Z", ""},
+		{fuzzRouteN("/dashboard/customers"), "", "before=yesterday", ""},
+		{fuzzRouteN("/dashboard/customers/{}"), cus, "", ""},
+		{fuzzRouteN("/dashboard/customers/{}"), "cus_\xff", "", ""},
 	} {
 		f.Add(s.route, s.seg, []byte(s.input), s.header)
 	}
@@ -211,6 +241,9 @@ func FuzzHTTP(f *testing.F) {
 		if header != "" {
 			req.Header.Set("Idempotency-Key", header)
 		}
+		if strings.HasPrefix(rt.path, "/dashboard/") {
+			req.AddCookie(&http.Cookie{Name: "tollgate_dashboard", Value: dash.Token})
+		}
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			if strings.Contains(err.Error(), "invalid header field value") {
@@ -226,11 +259,15 @@ func FuzzHTTP(f *testing.F) {
 		if resp.Header.Get("wc-version") != daemon.APIVersion {
 			t.Fatalf("%s %.200s: no wc-version", rt.method, path)
 		}
+		if strings.HasPrefix(rt.path, "/dashboard/") && resp.Request.URL.Path == "/dashboard/sign-in" {
+			t.Fatalf("%s %.200s: sent to sign in: the session was not taken", rt.method, path)
+		}
 		if resp.StatusCode < 400 {
 			return
 		}
 		switch {
-		case (strings.HasPrefix(rt.path, "/checkout/") || strings.HasPrefix(rt.path, "/portal/")) && strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html"):
+		case (strings.HasPrefix(rt.path, "/checkout/") || strings.HasPrefix(rt.path, "/portal/") || strings.HasPrefix(rt.path, "/dashboard/")) &&
+			strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html"):
 		case strings.HasPrefix(rt.path, "/oauth/") && strings.Contains(string(out), `"error":"`):
 		case rt.path == "/oauth/authorize" && strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html"):
 		default:
@@ -245,6 +282,16 @@ func FuzzHTTP(f *testing.F) {
 			}
 		}
 	})
+}
+
+// fuzzRouteN is the number of the GET route with path, for a seed.
+func fuzzRouteN(path string) uint8 {
+	for i, rt := range fuzzRoutes {
+		if rt.method == "GET" && rt.path == path {
+			return uint8(i)
+		}
+	}
+	panic("no fuzz route " + path)
 }
 
 // escapeQuery turns arbitrary text into a query string with the same
