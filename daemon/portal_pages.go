@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/tollgatehq/tollgate/daemon/web"
@@ -196,11 +197,16 @@ func chargeOf(up wire.Payment, metered bool) *chargeView {
 	return c
 }
 
-// wireUSDC shows a wire amount (base units as text) in USDC.
+// wireUSDC shows a wire amount (base units as text) in USDC. A line's
+// amount is negative when it takes off (a discount, a proration credit).
 func wireUSDC(s string) string {
-	a, err := money.Parse(s)
+	digits, neg := strings.CutPrefix(s, "-")
+	a, err := money.Parse(digits)
 	if err != nil {
 		return s
+	}
+	if neg {
+		a = -a
 	}
 	return usdc(a)
 }
