@@ -124,7 +124,7 @@ func TestDashboardSubscriptionPages(t *testing.T) {
 	alice := f.sub(f.alice.ID)
 	f.has(t, "/dashboard/subscriptions/"+f.alice.ID, `id="product">Team`, `id="price">12.00 USDC per month<`, `<code id="plan">`+f.plan.ID+`<`,
 		`id="subscription-customer">`+f.aliceCus+`<`, `<code id="payer">`+rail.WalletSucceeds+`<`, `id="period">`,
-		`id="pending">To Starter (<code>`+f.starter.ID+`</code>)`, `id="discount">20% off`, `id="next-charge"`,
+		`id="pending">To Starter (<code>`+f.starter.ID+`</code>)`, `id="discount">20% off`, `id="next-charge"><strong>9.60 USDC</strong>`, `<td class="num">-2.40 USDC</td>`,
 		`href="/dashboard/payments/`+*alice.LatestPaymentID+`"`, "12.00 USDC")
 	body := f.has(t, "/dashboard/subscriptions/"+f.mallory.ID, `id="cancel-at">`, `id="subscription-status"`)
 	if strings.Contains(body, `id="pending"`) || strings.Contains(body, `id="discount"`) {
