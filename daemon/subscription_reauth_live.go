@@ -192,6 +192,9 @@ func (s *Server) changeSection(r *http.Request, id string, lv *liveView, v *chec
 	case !x.Live():
 		lv.Ended = true
 	default:
+		if re, err := subscriptions.PrepareReauthorization(ctx, s.db, x.ID, change, s.cfg.Clock.Now()); err == nil && !re.Done {
+			v.Paragraphs = append(v.Paragraphs, dueNowText(re))
+		}
 		lv.Period = periodText(p.Interval, p.IntervalDays)
 		lv.PermitPeriods = s.onchain.PermitPeriods()
 		lv.PermitTotal = usdcText(new(big.Int).Mul(big.NewInt(int64(p.Amount)), new(big.Int).SetUint64(lv.PermitPeriods)))
@@ -204,6 +207,10 @@ func (s *Server) changeSection(r *http.Request, id string, lv *liveView, v *chec
 func (s *Server) changedReceipt(x subscriptions.Subscription, st rail.Settlement, v *checkoutView) {
 	v.Status, v.StatusText, v.Wallets, v.Notice = x.Status, statusText(x.Status), nil, nil
 	v.PayURL = ""
+	v.Paragraphs = []string{"Your subscription " + x.ID + " is on this plan now."}
+	if x.PendingPlanID != nil {
+		v.Paragraphs = []string{"Your subscription " + x.ID + " moves to this plan at the end of the current period."}
+	}
 	v.ReceiptTitle = "Your plan changed"
 	v.Receipt = []fact{{Label: "Subscription", Value: x.ID, ID: "subscription-id", Code: true},
 		{Label: "Plan", Value: x.PlanID, ID: "subscription-plan", Code: true}}
@@ -212,10 +219,19 @@ func (s *Server) changedReceipt(x subscriptions.Subscription, st rail.Settlement
 			timeFact("From", "pending-change-at", *x.PendingChangeAt, day))
 	}
 	if x.LatestPaymentID != nil && st.Amount > 0 {
-		v.Receipt = append(v.Receipt, fact{Label: "Payment", Value: *x.LatestPaymentID, ID: "payment-id", Code: true})
+		v.Receipt = append(v.Receipt, fact{Label: "Charged now", Value: st.Amount.USDC() + " USDC", ID: "charged-now"},
+			fact{Label: "Payment", Value: *x.LatestPaymentID, ID: "payment-id", Code: true})
 	}
 	v.Receipt = append(v.Receipt, fact{Label: "Transaction", Value: st.TxHash, ID: "tx-hash", Code: true},
 		fact{Label: "Network", Value: networkText(st.Network), ID: "network"})
+}
+
+// dueNowText says what the activation draws at once.
+func dueNowText(re subscriptions.Reauthorization) string {
+	if re.Proration > 0 {
+		return re.Proration.USDC() + " USDC is due now for the rest of the current period: it is drawn when the new plan is activated."
+	}
+	return "Nothing is charged now: the new amount is charged from the next period on."
 }
 
 func deref(s *string) string {
