@@ -59,6 +59,9 @@ func PrepareReauthorization(ctx context.Context, db *store.DB, subscriptionID st
 		if err != nil {
 			return Reauthorization{}, err
 		}
+		if x.CurrentPeriodEnd == nil {
+			return Reauthorization{}, apperr.Field("subscription", "%s has no current period to change", x.ID)
+		}
 		r := Reauthorization{Subscription: x, Plan: p, At: in.At, Effective: now.Truncate(time.Microsecond),
 			UntilRenewal: x.CurrentPeriodEnd.Sub(now)}
 		if p.Amount <= x.authorized() {
@@ -153,7 +156,10 @@ func prorationPayment(ctx context.Context, tx *store.Tx, x Subscription, p plans
 		return payments.Payment{}, err
 	}
 	pay := payments.FromSettlement(x.Scope(), st)
-	start, end := effective, *x.CurrentPeriodEnd
+	start, end := effective, effective
+	if x.CurrentPeriodEnd != nil {
+		end = *x.CurrentPeriodEnd
+	}
 	pay.SubscriptionID, pay.CustomerID, pay.PeriodStart, pay.PeriodEnd, pay.Lines = &x.ID, x.CustomerID, &start, &end, b
 	stored, _, err := payments.Insert(ctx, tx, pay)
 	return stored, err
