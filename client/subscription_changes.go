@@ -72,8 +72,22 @@ type PlanMigration struct {
 	AmountBefore  string `json:"amount_before"`
 	AmountAfter   string `json:"amount_after"`
 	Effective     string `json:"effective"`
+	// AuthorizationRequired counts the subscriptions left out because
+	// their payer authorized less per period than To's amount;
+	// NeedsAuthorization lists them (the first 1,000), each with the page
+	// where the payer authorizes the change, which is scheduled then.
+	AuthorizationRequired int64                    `json:"authorization_required"`
+	NeedsAuthorization    []MigrationAuthorization `json:"needs_authorization"`
 	// Raw is the object exactly as the API sent it.
 	Raw json.RawMessage `json:"-"`
+}
+
+// MigrationAuthorization is a subscription a migration left out until its
+// payer authorizes the new amount at CheckoutURL.
+type MigrationAuthorization struct {
+	SubscriptionID   string `json:"subscription_id"`
+	AuthorizedAmount string `json:"authorized_amount"` // base units per period
+	CheckoutURL      string `json:"checkout_url"`
 }
 
 func (v *PlanMigration) setRaw(b json.RawMessage) { v.Raw = b }

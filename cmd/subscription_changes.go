@@ -2,7 +2,10 @@ package cmd
 
 import (
 	"errors"
+	"fmt"
+	"io"
 	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -133,10 +136,15 @@ func newPlanMigrateCmd(f *Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "migrate PLAN_ID --to price_… [--preview]",
 		Short: "Move every subscriber of a plan to another plan at their period's end",
-		Long: `Schedule a change to --to at the end of the current period for every active
-and past-due subscription of the plan (each emits subscription.updated), and
-print how many move and one period's amounts before and after. --preview
-counts and sums only.`,
+		Long: `Schedule a change to --to at the end of the current period for every trialing,
+active and past-due subscription of the plan (each emits subscription.updated),
+and print how many move and one period's amounts before and after. --preview
+counts and sums only.
+
+A subscription whose payer authorized less per period than --to's amount is
+left out: the payer never agreed to pay it. The command prints each one with
+the page where its payer authorizes the new amount; the change is scheduled
+when they do.`,
 		Example: `  tollgate plan migrate price_old --to price_new --preview
   tollgate plan migrate price_old --to price_new --json`,
 		Args:              exactArgs(1),
@@ -157,12 +165,16 @@ counts and sums only.`,
 			if preview {
 				title += " (preview: nothing scheduled)"
 			}
-			return printDetails(f.IO, title, [][2]string{
+			if err := printDetails(f.IO, title, [][2]string{
 				{"Subscriptions", strconv.FormatInt(m.Subscriptions, 10)},
 				{"One period before", amountDetail(m.AmountBefore)},
 				{"One period after", amountDetail(m.AmountAfter)},
 				{"Effective", "at each subscription's period end"},
-			})
+				{"Left out", leftOut(m.AuthorizationRequired)},
+			}); err != nil {
+				return err
+			}
+			return printReauthorizations(f.IO, m)
 		},
 	}
 	cmd.Flags().StringVar(&to, "to", "", "the plan the subscribers move to (price_…)")
@@ -170,4 +182,32 @@ counts and sums only.`,
 	_ = cmd.MarkFlagRequired("to")
 	noFileCompletion(cmd, "to")
 	return cmd
+}
+
+// leftOut says how many subscriptions a migration left out for their
+// authorization ("" for none: the line is not printed).
+func leftOut(n int64) string {
+	if n == 0 {
+		return ""
+	}
+	return strconv.FormatInt(n, 10) + " whose payer must authorize the new amount first"
+}
+
+// printReauthorizations lists the subscriptions a migration left out, each
+// with the page its payer authorizes the change at, whole: a URL cut to
+// fit the terminal could not be sent to anyone.
+func printReauthorizations(streams *IO, m *client.PlanMigration) error {
+	if len(m.NeedsAuthorization) == 0 {
+		return nil
+	}
+	var b strings.Builder
+	b.WriteString("Send each payer their page to authorize the new amount (the change is scheduled then):\n")
+	for _, a := range m.NeedsAuthorization {
+		fmt.Fprintf(&b, "  %s  authorized %s  %s\n", clean(a.SubscriptionID), usdc(a.AuthorizedAmount), clean(a.CheckoutURL))
+	}
+	if int64(len(m.NeedsAuthorization)) < m.AuthorizationRequired {
+		fmt.Fprintf(&b, "  … and %d more: run the migration again once these have authorized.\n", m.AuthorizationRequired-int64(len(m.NeedsAuthorization)))
+	}
+	_, err := io.WriteString(streams.Out, b.String())
+	return err
 }

@@ -73,9 +73,13 @@ func subscriptionChangeOperations() []operation {
 		{
 			pattern: "POST /v1/plans/{id}/migrate", class: ratelimit.ClassCreate,
 			doc: apispec.Operation{ID: "migratePlan", Tag: "Plans", Summary: "Move a plan's subscribers to another plan",
-				Doc: "Schedules a period_end change to `to` for every active and past_due subscription of the plan (each emits " +
-					"subscription.updated); the answer counts them and sums one period's amounts before and after. preview true " +
-					"schedules nothing.",
+				Doc: "Schedules a period_end change to `to` for every trialing, active and past_due subscription of the plan (each emits " +
+					"subscription.updated); the answer counts them and sums one period's amounts before and after. A subscription whose " +
+					"payer authorized less per period than to's amount is left out, never moved to a price the payer did not authorize: " +
+					"authorization_required counts them and needs_authorization lists them (the first 1,000), each with the checkout_url " +
+					"where its payer authorizes the new amount (as a change's authorization_required error has); the change is " +
+					"scheduled then. A customer who already has a live subscription to `to` is left out. preview true counts, sums and " +
+					"lists the same and schedules nothing.",
 				Params: idPath("plan"), Body: typeOf[wire.PlanMigrationRequest](), Responses: ok[wire.PlanMigration]("The migration."),
 				Errors: append(invalidErrs(), errs(apperr.ResourceNotFound)...)},
 			run: func(s *Server, c *call) (any, error) {
@@ -83,7 +87,7 @@ func subscriptionChangeOperations() []operation {
 				if err != nil {
 					return nil, err
 				}
-				m, err := subscriptions.MigratePlan(c.ctx, s.db, c.tx, c.p.Scope, c.path("id"), in, s.now(c.p))
+				m, err := subscriptions.MigratePlan(c.ctx, s.db, c.tx, c.p.Scope, c.path("id"), in, s.baseURL, s.now(c.p))
 				return wireOf(m, err, subscriptions.Migration.Wire)
 			},
 		},

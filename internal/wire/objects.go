@@ -348,6 +348,20 @@ type PlanMigration struct {
 	AmountBefore  string `json:"amount_before"`
 	AmountAfter   string `json:"amount_after"`
 	Effective     string `json:"effective"` // "period_end"
+	// AuthorizationRequired counts the subscriptions left out because
+	// their payer authorized less per period than to's amount.
+	AuthorizationRequired int64 `json:"authorization_required" doc:"Subscriptions left out: their payer authorized less per period than to's amount. Each is scheduled once its payer authorizes the new amount at its checkout_url."`
+	// NeedsAuthorization lists them (the first 1,000, oldest first).
+	NeedsAuthorization []MigrationAuthorization `json:"needs_authorization" doc:"The subscriptions left out for their authorization, oldest first (at most 1,000: run the migration again once they have authorized to list the rest)."`
+}
+
+// MigrationAuthorization is a subscription a migration left out: what its
+// payer authorized, and the page where the payer authorizes the target
+// plan's amount (the change to it at the period's end is made then).
+type MigrationAuthorization struct {
+	SubscriptionID   string `json:"subscription_id"`
+	AuthorizedAmount string `json:"authorized_amount" doc:"What the payer authorized per period (base units)."`
+	CheckoutURL      string `json:"checkout_url" doc:"Where the payer authorizes the new amount; the change at the period's end is scheduled then."`
 }
 
 // PortalSession is a customer portal link (POST /v1/portal_sessions). Its
