@@ -33,7 +33,7 @@ func (c chainRecorder) Paid(ctx context.Context, tx *store.Tx, st rail.Settlemen
 }
 
 // Activated creates the subscription of a confirmed activation.
-func (c chainRecorder) Activated(ctx context.Context, tx *store.Tx, s tenant.Scope, st rail.Settlement, planID, customerID string) error {
+func (c chainRecorder) Activated(ctx context.Context, tx *store.Tx, s tenant.Scope, st rail.Settlement, planID, customerID, couponID string) error {
 	p, ok, err := plans.Get(ctx, tx, planID)
 	if err != nil {
 		return err
@@ -41,7 +41,7 @@ func (c chainRecorder) Activated(ctx context.Context, tx *store.Tx, s tenant.Sco
 	if !ok || p.Scope() != s {
 		return fmt.Errorf("activation %s names plan %q, which is not %s's", st.Key, planID, s.MerchantID)
 	}
-	_, err = c.s.money.checkout.RecordActivation(ctx, tx, p, customerID, st)
+	_, err = c.s.money.checkout.RecordActivation(ctx, tx, p, customerID, st, couponID)
 	if apperr.CodeOf(err) == apperr.AlreadySubscribed {
 		c.s.log.Error("a live activation was confirmed for a customer already subscribed; revoke or refund it",
 			"plan", planID, "customer", customerID, "payer", st.Payer, "tx", st.TxHash)

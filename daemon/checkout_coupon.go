@@ -11,9 +11,10 @@ import (
 	"github.com/tollgatehq/tollgate/internal/plans"
 )
 
-// couponView is the coupon part of a test-mode plan page: a form that
-// reloads the page with ?coupon=CODE, and what that coupon does, or why it
-// cannot be used. Code is carried into the pay forms only when it applies.
+// couponView is the coupon part of a plan page: a form that reloads the
+// page with ?coupon=CODE, and what that coupon does, or why it cannot be
+// used. Code is carried into the pay forms (test mode) or the wallet's
+// submission (live mode) only when it applies.
 type couponView struct {
 	PageURL string
 	Code    string
@@ -24,10 +25,12 @@ type couponView struct {
 // maxCouponCode bounds the code a page echoes: a longer one is no code.
 const maxCouponCode = 40
 
-// couponSection adds the coupon form to a plan page that offers test
-// wallets, with the offer of the coupon in ?coupon= when there is one.
+// couponSection adds the coupon form to a plan page that can be paid (with
+// test wallets, or in live mode from a wallet; not a plan change's page),
+// with the offer of the coupon in ?coupon= when there is one.
 func (s *Server) couponSection(ctx context.Context, id, code string, v *checkoutView) error {
-	if v.Kind != "plan" || len(v.Wallets) == 0 {
+	live := v.Live != nil && v.Live.Kind == "plan" && !v.Live.Change && v.Live.Unavailable == "" && !v.Live.Pending
+	if v.Kind != "plan" || len(v.Wallets) == 0 && !live {
 		return nil
 	}
 	cv := &couponView{PageURL: s.pagePath(id)}
@@ -44,6 +47,9 @@ func (s *Server) couponSection(ctx context.Context, id, code string, v *checkout
 	switch apperr.CodeOf(err) {
 	case "":
 		cv.Applied = couponText(offer)
+		if live {
+			v.Live.Coupon = code
+		}
 		return nil
 	case apperr.InvalidCoupon:
 		cv.Error = "This coupon cannot be used: it is unknown, expired, used up, or not for this plan."

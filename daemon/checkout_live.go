@@ -68,6 +68,9 @@ type liveView struct {
 	PermitUsedUp, Ended  bool
 	// Change marks a plan's section as a subscription's plan change.
 	Change bool
+	// Coupon is the code a plan's page applied (couponSection): the script
+	// submits the activation with it.
+	Coupon string
 }
 
 // cannotBePaid is what a customer reads on a live page the merchant cannot
@@ -330,8 +333,9 @@ func (s *Server) checkoutAuthorizationTerms(w http.ResponseWriter, r *http.Reque
 
 // checkoutAuthorize serves POST /checkout/{id}/authorization (JSON): the
 // payer's signed authorization of an invoice (chain.ParseTransferAuthorization)
-// or plan (chainrail.ParseActivation) is verified off-chain and submitted by
-// the relayer. 202 with status pending (the settlement worker records the
+// or plan (chainrail.ParseActivation, with ?coupon=CODE the coupon the page
+// applied: 400 invalid_coupon when it cannot be used) is verified off-chain
+// and submitted by the relayer. 202 with status pending (the settlement worker records the
 // payment once confirmed), or the error envelope: 402 payment_failed naming
 // the reason (insufficient_funds, invalid_signature, authorization_used, …),
 // 409 invoice_not_open or already_subscribed, 404, 400.
@@ -394,8 +398,13 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request) (wire.Checkou
 	if err := s.onchain.CheckPlan(ctx, act.Plan, t.payee, t.plan.Amount, period); err != nil {
 		return out, err
 	}
-	st, x, err := s.money.checkout.SubmitSubscription(ctx, id, checkout.Input{Payer: strings.ToLower(act.Plan.Payer.Hex()),
-		ExternalCustomerID: ext, Payload: act})
+	in := checkout.Input{Payer: strings.ToLower(act.Plan.Payer.Hex()), ExternalCustomerID: ext, Payload: act}
+	if code := r.URL.Query().Get("coupon"); code != "" {
+		// The page's coupon, in the URL as on a test-mode page: the
+		// signed terms carry the plan's cap, never the discount.
+		in.Coupon = &code
+	}
+	st, x, err := s.money.checkout.SubmitSubscription(ctx, id, in)
 	if err != nil {
 		return out, err
 	}

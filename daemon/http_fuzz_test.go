@@ -87,6 +87,8 @@ var fuzzRoutes = []fuzzRoute{
 	{"GET", "/dashboard/subscriptions/{}", "query"},
 	{"GET", "/dashboard/customers", "query"},
 	{"GET", "/dashboard/customers/{}", "query"},
+	{"POST", "/checkout/{}/authorization?coupon=%00%E2%80%AEcode", "json"},
+	{"POST", "/portal/{ps}/subscriptions/{}/undo-cancel", "form"},
 }
 
 // FuzzHTTP drives the daemon's handlers, over a real database, with

@@ -38,7 +38,9 @@
   }
   async function post(body) {
     say("Submitting…");
-    var res = await fetch(d.authorizationUrl, { method: "POST", body: JSON.stringify(body),
+    var to = d.authorizationUrl;
+    if (d.coupon) { to += "?" + new URLSearchParams({ coupon: d.coupon }).toString(); }
+    var res = await fetch(to, { method: "POST", body: JSON.stringify(body),
       headers: { "Content-Type": "application/json", Accept: "application/json" } });
     var out = await res.json();
     if (!res.ok) { throw new Error(out.error ? out.error.message : "It did not go through."); }

@@ -119,7 +119,7 @@ func (r *Rail) activate(ctx context.Context, req rail.Request) (rail.Settlement,
 		return rail.Settlement{}, err
 	}
 	w := newRow(req)
-	w.Subject = marshal(subject{PlanID: p.PlanID, CustomerID: p.CustomerID, PlanChange: p.Change})
+	w.Subject = marshal(subject{PlanID: p.PlanID, CustomerID: p.CustomerID, CouponID: p.CouponID, PlanChange: p.Change})
 	w.Plan = marshal(plan)
 	w.PlanID.String, w.PlanID.Valid = strings.ToLower(id.Hex()), true
 	call := r.plans.ActivateCall(plan, p.Signature, p.Permit, amount(req.Amount), chain.NonceFor(req.Key))

@@ -15,8 +15,8 @@ import (
 
 // ForSubscription implements checkout.SubscriptionPayload: the activation
 // records the subscription the settlement worker creates once confirmed.
-func (a Activation) ForSubscription(planID, customerID string) any {
-	a.PlanID, a.CustomerID = planID, customerID
+func (a Activation) ForSubscription(planID, customerID, couponID string) any {
+	a.PlanID, a.CustomerID, a.CouponID = planID, customerID, couponID
 	return &a
 }
 

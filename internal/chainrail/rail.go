@@ -187,8 +187,10 @@ type Activation struct {
 	Plan      chain.Plan
 	Signature []byte
 	Permit    chain.SignedPermit
-	// PlanID (price_…) and CustomerID name the subscription.
-	PlanID, CustomerID string
+	// PlanID (price_…) and CustomerID name the subscription; CouponID is
+	// the coupon redeemed at its checkout ("" for none): the first charge
+	// is discounted, the plan's cap is not.
+	PlanID, CustomerID, CouponID string
 	// Change, when set, makes the activation a live plan change of an
 	// existing subscription (to PlanID) rather than a new subscription.
 	Change *PlanChange
@@ -198,6 +200,7 @@ type Activation struct {
 type subject struct {
 	PlanID     string `json:"plan_id,omitempty"`
 	CustomerID string `json:"customer_id,omitempty"`
+	CouponID   string `json:"coupon_id,omitempty"`
 	*PlanChange
 }
 

@@ -22,8 +22,9 @@ type Recorder interface {
 	// the invoice paid and invoice.paid.
 	Paid(ctx context.Context, tx *store.Tx, st rail.Settlement) error
 	// Activated records a succeeded activation: the subscription to planID
-	// for customerID, its first payment and subscription.active.
-	Activated(ctx context.Context, tx *store.Tx, s tenant.Scope, st rail.Settlement, planID, customerID string) error
+	// for customerID, with the discount of coupon couponID redeemed at its
+	// checkout ("" for none), its first payment and subscription.active.
+	Activated(ctx context.Context, tx *store.Tx, s tenant.Scope, st rail.Settlement, planID, customerID, couponID string) error
 	// Refunded records a refund's outcome (succeeded or failed).
 	Refunded(ctx context.Context, tx *store.Tx, s tenant.Scope, st rail.Settlement) error
 	// Changed records a succeeded re-authorization: the subscription
@@ -129,7 +130,7 @@ func (r *Rail) record(ctx context.Context, rec Recorder, s tenant.Scope, key str
 			if sub.PlanChange != nil {
 				err = rec.Changed(ctx, tx, s, st, sub.PlanID, *sub.PlanChange)
 			} else {
-				err = rec.Activated(ctx, tx, s, st, sub.PlanID, sub.CustomerID)
+				err = rec.Activated(ctx, tx, s, st, sub.PlanID, sub.CustomerID, sub.CouponID)
 			}
 		case w.Kind == rail.Refund:
 			err = rec.Refunded(ctx, tx, s, st)

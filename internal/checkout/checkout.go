@@ -85,9 +85,10 @@ type Input struct {
 }
 
 // SubscriptionPayload is a rail payload that records the subscription it
-// activates (the live rail creates it once the activation is confirmed).
+// activates (the live rail creates it once the activation is confirmed):
+// its plan, its customer and the coupon redeemed with it ("" for none).
 type SubscriptionPayload interface {
-	ForSubscription(planID, customerID string) any
+	ForSubscription(planID, customerID, couponID string) any
 }
 
 // Decode reads a pay form's fields (payer, external_customer_id, coupon) from a

@@ -144,7 +144,7 @@ func (e Env) subscribeTx(ctx context.Context, tx *store.Tx, planID string, in In
 		return out, nil
 	}
 	out.st = st
-	out.sub, err = e.recordActivation(ctx, tx, p, c.ID, st, full, out.coupon)
+	out.sub, _, err = e.recordActivation(ctx, tx, p, c.ID, st, full, out.coupon)
 	return out, err
 }
 
@@ -153,16 +153,27 @@ func (e Env) subscribeTx(ctx context.Context, tx *store.Tx, planID string, in In
 // customer, the payer and the customer's earlier subscriptions to the plan
 // (so a retry after a crash settles under the same key), then recorded. A
 // pending activation is returned unrecorded.
+//
+// A coupon is checked now (invalid_coupon when it cannot be used) and the
+// activation's first charge discounted by it; the payer's authorization
+// (the plan's cap) stays the plan's amount, which later charges draw on.
+// The payload carries the coupon to the recording, which counts its
+// redemption once the chain has confirmed the discounted charge (see
+// RecordActivation).
 func (e Env) subscribeRemote(ctx context.Context, a activation, in Input) (rail.Settlement, subscriptions.Subscription, error) {
 	p := a.plan
 	s := p.Scope()
-	if in.Coupon != nil {
-		return rail.Settlement{}, subscriptions.Subscription{}, apperr.New(apperr.InvalidCoupon,
-			"coupon: a live-mode checkout takes no coupon; apply it to the subscription once it is made (POST /v1/subscriptions/{id}/discount)")
-	}
 	payee, now, err := e.terms(ctx, e.DB, s, nil)
 	if err != nil {
 		return rail.Settlement{}, subscriptions.Subscription{}, err
+	}
+	var coupon *coupons.Coupon
+	if in.Coupon != nil {
+		c, err := coupons.Lookup(ctx, e.DB, s, *in.Coupon, p.ID, now)
+		if err != nil {
+			return rail.Settlement{}, subscriptions.Subscription{}, err
+		}
+		coupon = &c
 	}
 	// The customer is recorded before the rail is asked: its id is in the
 	// activation's key, which a retry after a crash must find again.
@@ -180,9 +191,13 @@ func (e Env) subscribeRemote(ctx context.Context, a activation, in Input) (rail.
 	if err != nil {
 		return rail.Settlement{}, subscriptions.Subscription{}, err
 	}
+	couponID := ""
+	if coupon != nil {
+		req.Amount, couponID = subscriptions.Discounted(coupon, req.Amount), coupon.ID
+	}
 	req.Payload = in.Payload
 	if sp, ok := req.Payload.(SubscriptionPayload); ok {
-		req.Payload = sp.ForSubscription(p.ID, c.ID)
+		req.Payload = sp.ForSubscription(p.ID, c.ID, couponID)
 	}
 	st, err := rail.SettleOne(ctx, a.remote, req)
 	switch {
@@ -194,33 +209,61 @@ func (e Env) subscribeRemote(ctx context.Context, a activation, in Input) (rail.
 		return st, subscriptions.Subscription{}, nil
 	}
 	x, err := store.InTx(ctx, e.DB, func(tx *store.Tx) (subscriptions.Subscription, error) {
-		return e.RecordActivation(ctx, tx, p, c.ID, st)
+		return e.RecordActivation(ctx, tx, p, c.ID, st, couponID)
 	})
 	return st, x, err
 }
 
 // RecordActivation records in tx a succeeded activation of plan p for the
 // customer: the subscription, its first payment, subscription.active and
-// the plan's entitlements (see subscriptions.ActivateTx). The same
-// activation recorded twice returns the first subscription. It fails with
-// already_subscribed when the customer has another live subscription to p.
-func (e Env) RecordActivation(ctx context.Context, tx *store.Tx, p plans.Plan, customerID string, st rail.Settlement) (subscriptions.Subscription, error) {
-	return e.recordActivation(ctx, tx, p, customerID, st, st.Amount, nil)
+// the plan's entitlements (see subscriptions.ActivateTx). couponID is the
+// coupon a live checkout redeemed ("" for none), whose discount the
+// activation's first charge already had: the subscription starts with it,
+// and its redemption is counted here, once, whatever the coupon's state is
+// now (see coupons.CountRedemption). The same activation recorded twice
+// returns the first subscription. It fails with already_subscribed when
+// the customer has another live subscription to p.
+func (e Env) RecordActivation(ctx context.Context, tx *store.Tx, p plans.Plan, customerID string, st rail.Settlement, couponID string) (subscriptions.Subscription, error) {
+	if couponID == "" {
+		x, _, err := e.recordActivation(ctx, tx, p, customerID, st, st.Amount, nil)
+		return x, err
+	}
+	s := p.Scope()
+	c, ok, err := coupons.Get(ctx, tx, s, couponID)
+	if err != nil {
+		return subscriptions.Subscription{}, err
+	}
+	if !ok {
+		return subscriptions.Subscription{}, fmt.Errorf("activation %s names coupon %q, which is not %s's", st.Key, couponID, s.MerchantID)
+	}
+	// What the activation would have charged without the coupon, as
+	// activationOf made it: the discount may have taken it to zero, which
+	// is no trial.
+	trial, err := subscriptions.TrialFor(ctx, tx, p, customerID)
+	if err != nil {
+		return subscriptions.Subscription{}, err
+	}
+	full := activationOf(s, p, customerID, st.Payer, 0, trial, st.Payee, st.At).Amount
+	x, replayed, err := e.recordActivation(ctx, tx, p, customerID, st, full, &c)
+	if err != nil || replayed {
+		return x, err
+	}
+	return x, coupons.CountRedemption(ctx, tx, s, c.ID)
 }
 
 // recordActivation is RecordActivation with the coupon redeemed at checkout
 // (nil for none): the subscription starts with its discount. full is what
 // the activation would have charged without the coupon (a discount to
-// zero is no trial).
+// zero is no trial). replayed is true when the activation was recorded
+// before.
 func (e Env) recordActivation(ctx context.Context, tx *store.Tx, p plans.Plan, customerID string, st rail.Settlement, full money.Amount,
-	c *coupons.Coupon) (subscriptions.Subscription, error) {
+	c *coupons.Coupon) (subscriptions.Subscription, bool, error) {
 	trial, err := subscriptions.TrialActivation(ctx, tx, p, customerID, full)
 	if err != nil {
-		return subscriptions.Subscription{}, err
+		return subscriptions.Subscription{}, false, err
 	}
-	x, _, err := subscriptions.ActivateTx(ctx, tx, subscriptions.ActivateInput{Plan: p, CustomerID: customerID, Payer: st.Payer,
+	return subscriptions.ActivateTx(ctx, tx, subscriptions.ActivateInput{Plan: p, CustomerID: customerID, Payer: st.Payer,
 		Activation: st, UsageGrace: e.UsageGrace, Now: st.At, Trial: trial, Coupon: c})
-	return x, err
 }
 
 // activationRequest is the rail request activating customerID's

@@ -88,3 +88,28 @@ func find(ctx context.Context, q store.Querier, s tenant.Scope, ref string) (Cou
 	}
 	return cs[0], true, nil
 }
+
+// Get returns the scope's coupon with id couponID as it is now, whatever
+// its state; ok=false when there is none.
+func Get(ctx context.Context, q store.Querier, s tenant.Scope, couponID string) (Coupon, bool, error) {
+	var cs []Coupon
+	err := q.SelectContext(ctx, &cs, `SELECT `+columns+` FROM coupons WHERE merchant_id = $1 AND mode = $2 AND id = $3`,
+		s.MerchantID, s.Mode, couponID)
+	if err != nil || len(cs) == 0 {
+		return Coupon{}, false, store.Translate(err)
+	}
+	return cs[0], true, nil
+}
+
+// CountRedemption counts, in tx, one redemption of the scope's coupon
+// couponID that was checked (Lookup) when the customer used it and has
+// been honoured since: a live checkout's, whose discounted first charge
+// the chain confirmed. It counts whatever the coupon's state is now
+// (archived, expired or exhausted meanwhile): the discount was given. So
+// live checkouts confirming together may take a coupon past
+// max_redemptions by those in flight at once.
+func CountRedemption(ctx context.Context, tx *store.Tx, s tenant.Scope, couponID string) error {
+	_, err := tx.ExecContext(ctx, `UPDATE coupons SET times_redeemed = times_redeemed + 1 WHERE merchant_id = $1 AND mode = $2 AND id = $3`,
+		s.MerchantID, s.Mode, couponID)
+	return store.Translate(err)
+}
