@@ -36,6 +36,7 @@ func newAdminCmd(f *Factory) *cobra.Command {
 	cmd.AddCommand(dbFlags(newAdminRefundCmd(f)))
 	cmd.AddCommand(newAdminChainCmd(f, dbFlags))
 	cmd.AddCommand(newAdminUserCmd(f, dbFlags), newAdminAuditCmd(f, dbFlags))
+	cmd.AddCommand(newAdminArchiveCmd(f, dbFlags))
 	return cmd
 }
 

@@ -223,6 +223,11 @@ func strictGroups(c *cobra.Command) {
 				}
 				return usageError("unknown command %q for %q%s", args[0], cmd.CommandPath(), suggest(cmd, args[0]))
 			}
+		} else if sub.HasSubCommands() {
+			// A command that runs and has subcommands (admin archive and
+			// its verify) shows its own usage line, which the template it
+			// inherits from its group hides.
+			sub.SetUsageTemplate(strings.Replace(sub.UsageTemplate(), "{{if and .Runnable (not .HasAvailableSubCommands)}}", "{{if .Runnable}}", 1))
 		}
 		strictGroups(sub)
 	}

@@ -22,6 +22,7 @@ const (
 	WalletChallenge        = "wallet.challenge"
 	WalletSet              = "wallet.set"
 	RefundCreate           = "refund.create"
+	ArchiveWrite           = "archive.write"
 )
 
 // RefundEntry is the entry of a refund of amount (USDC) of paymentID.
