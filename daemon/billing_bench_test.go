@@ -102,6 +102,18 @@ func seedSubscriptions(b *testing.B, bd *bundle, merchant, planID string, n int,
 	if err != nil {
 		b.Fatal(err)
 	}
+	// The hour and day buckets ingestion would have kept: rating reads them.
+	_, err = bd.db.Exec(`INSERT INTO usage_buckets (merchant_id, mode, customer_id, meter_id, grain, start_at, shard,
+			event_count, value_sum, value_max, last_value, last_at, last_event_id)
+		SELECT e.merchant_id, e.mode, e.customer_id, e.meter_id, g.grain, date_trunc(g.grain, e.event_timestamp, 'UTC'), 0,
+			count(*), sum(e.value), max(e.value), (array_agg(e.value ORDER BY e.event_timestamp DESC, e.id DESC))[1], max(e.event_timestamp),
+			(array_agg(e.id ORDER BY e.event_timestamp DESC, e.id DESC))[1]
+		FROM meter_events e CROSS JOIN (VALUES ('hour'), ('day')) AS g (grain)
+		WHERE e.merchant_id = $1
+		GROUP BY e.merchant_id, e.mode, e.customer_id, e.meter_id, g.grain, date_trunc(g.grain, e.event_timestamp, 'UTC')`, merchant)
+	if err != nil {
+		b.Fatal(err)
+	}
 	if _, err := bd.db.Exec(`ANALYZE`); err != nil {
 		b.Fatal(err)
 	}

@@ -21,22 +21,6 @@ const billedSQL = `SELECT EXISTS (SELECT 1 FROM subscriptions
 		AND current_period_start IS NOT NULL AND $5::timestamptz >= coalesce(anchor, created_at)
 		AND ($5::timestamptz < current_period_start OR (ended_at IS NOT NULL AND $5::timestamptz < current_period_end)))`
 
-// recomputeWindowsSQL recomputes the usage windows (entitlements' running
-// usage) that hold a cancelled event, from the uncancelled events.
-const recomputeWindowsSQL = `
-UPDATE usage_windows w SET event_count = a.n, value_sum = a.s, value_max = a.mx,
-	last_value = l.value, last_at = l.event_timestamp, last_event_id = l.id, updated_at = now()
-FROM usage_windows o
-	CROSS JOIN LATERAL (SELECT count(*) AS n, coalesce(sum(value), 0) AS s, max(value) AS mx FROM meter_events
-		WHERE merchant_id = o.merchant_id AND mode = o.mode AND customer_id = o.customer_id AND meter_id = o.meter_id
-			AND event_timestamp >= o.since AND cancelled_at IS NULL) a
-	LEFT JOIN LATERAL (SELECT value, event_timestamp, id FROM meter_events
-		WHERE merchant_id = o.merchant_id AND mode = o.mode AND customer_id = o.customer_id AND meter_id = o.meter_id
-			AND event_timestamp >= o.since AND cancelled_at IS NULL
-		ORDER BY event_timestamp DESC, id DESC LIMIT 1) l ON true
-WHERE o.merchant_id = $1 AND o.mode = $2 AND o.customer_id = $3 AND o.meter_id = $4 AND o.since <= $5
-	AND w.merchant_id = o.merchant_id AND w.mode = o.mode AND w.customer_id = o.customer_id AND w.meter_id = o.meter_id AND w.owner = o.owner`
-
 // Cancel marks the scope's meter event eventID cancelled at now, so it
 // counts nowhere from then on (usage summaries, entitlement usage, rating,
 // upcoming charges, alerts), and emits meter_event.cancelled, in one
@@ -91,14 +75,59 @@ func CancelTx(ctx context.Context, tx *store.Tx, s tenant.Scope, eventID string,
 		if err := rebuildBuckets(ctx, tx, s, *e.CustomerID, e.MeterID, e.Timestamp); err != nil {
 			return Event{}, err
 		}
-		if _, err := tx.ExecContext(ctx, recomputeWindowsSQL, s.MerchantID, s.Mode, *e.CustomerID, e.MeterID, e.Timestamp); err != nil {
-			return Event{}, store.Translate(err)
+		if err := recomputeWindows(ctx, tx, s, *e.CustomerID, e); err != nil {
+			return Event{}, err
 		}
 	}
 	if _, err := events.Emit(ctx, tx, s, events.MeterEventCancelled, at, e.Wire()); err != nil {
 		return Event{}, err
 	}
 	return e, nil
+}
+
+// recomputeWindows takes a cancelled event out of the usage windows
+// (entitlements' running usage) that hold it: its count and value come off,
+// and the greatest and the latest value, when the event may have been
+// either, are read again from the buckets just rebuilt without it. The
+// windows are never recomputed from the events, whose oldest rows
+// retention may have dropped.
+func recomputeWindows(ctx context.Context, tx *store.Tx, s tenant.Scope, customerID string, e Event) error {
+	var ws []struct {
+		Owner string    `db:"owner"`
+		Since time.Time `db:"since"`
+		Stale bool      `db:"stale"`
+	}
+	err := tx.SelectContext(ctx, &ws, `UPDATE usage_windows SET event_count = event_count - 1, value_sum = value_sum - $6, updated_at = now()
+		WHERE merchant_id = $1 AND mode = $2 AND customer_id = $3 AND meter_id = $4 AND since <= $5
+		RETURNING owner, since, (value_max IS NOT NULL AND value_max <= $6) OR last_event_id = $7 AS stale`,
+		s.MerchantID, s.Mode, customerID, e.MeterID, e.Timestamp, e.Value, e.ID)
+	if err != nil {
+		return store.Translate(err)
+	}
+	var stale []int
+	var sinces []time.Time
+	for i, w := range ws {
+		if w.Stale {
+			stale, sinces = append(stale, i), append(sinces, w.Since)
+		}
+	}
+	if len(stale) == 0 {
+		return nil
+	}
+	aggs, err := windowAggregates(ctx, tx, s, customerID, e.MeterID, sinces)
+	if err != nil {
+		return err
+	}
+	for j, i := range stale {
+		v := windowValues(aggs[j])
+		_, err := tx.ExecContext(ctx, `UPDATE usage_windows SET value_max = $6, last_value = $7, last_at = $8, last_event_id = $9
+			WHERE merchant_id = $1 AND mode = $2 AND customer_id = $3 AND meter_id = $4 AND owner = $5`,
+			s.MerchantID, s.Mode, customerID, e.MeterID, ws[i].Owner, v[2], v[3], v[4], v[5])
+		if err != nil {
+			return store.Translate(err)
+		}
+	}
+	return nil
 }
 
 // eventByID reads the scope's meter event, locking its row when lock.

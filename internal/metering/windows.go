@@ -80,25 +80,47 @@ func (w Window) Used(aggregation string) string {
 	return "0"
 }
 
-// trackSQL creates owner's window from the stored events, or recomputes it
-// when its start moved. The last event is found through the usage index.
-const trackSQL = `
+// upsertWindowSQL creates owner's window with the given aggregates, or
+// replaces them when its start moved.
+const upsertWindowSQL = `
 INSERT INTO usage_windows (merchant_id, mode, customer_id, meter_id, owner, since, event_count, value_sum, value_max, last_value, last_at, last_event_id)
-SELECT $1, $2, $3, $4, $5, $6, a.n, a.s, a.mx, l.value, l.event_timestamp, l.id
-FROM (SELECT count(*) AS n, coalesce(sum(value), 0) AS s, max(value) AS mx FROM meter_events
-		WHERE merchant_id = $1 AND mode = $2 AND customer_id = $3 AND meter_id = $4 AND event_timestamp >= $6 AND cancelled_at IS NULL) a
-	LEFT JOIN LATERAL (SELECT value, event_timestamp, id FROM meter_events
-		WHERE merchant_id = $1 AND mode = $2 AND customer_id = $3 AND meter_id = $4 AND event_timestamp >= $6 AND cancelled_at IS NULL
-		ORDER BY event_timestamp DESC, id DESC LIMIT 1) l ON true
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
 ON CONFLICT (merchant_id, mode, customer_id, meter_id, owner) DO UPDATE SET
 	since = EXCLUDED.since, event_count = EXCLUDED.event_count, value_sum = EXCLUDED.value_sum, value_max = EXCLUDED.value_max,
 	last_value = EXCLUDED.last_value, last_at = EXCLUDED.last_at, last_event_id = EXCLUDED.last_event_id, updated_at = now()
 WHERE usage_windows.since <> EXCLUDED.since`
 
+// windowAggregates returns, for each start in sinces, the aggregates of the
+// customer's uncancelled events on the meter from that start on, read from
+// the buckets (AggregateMany): a window over a long span costs a bounded
+// read, and counts the events of periods whose rows retention dropped.
+func windowAggregates(ctx context.Context, q store.Querier, s tenant.Scope, customerID, meterID string, sinces []time.Time) ([]Agg, error) {
+	// Past any event a request may carry, even under a test clock.
+	end := time.Date(9000, 1, 1, 0, 0, 0, 0, time.UTC)
+	spans := make([]Span, len(sinces))
+	for i, since := range sinces {
+		spans[i] = Span{Scope: s, CustomerID: customerID, MeterID: meterID, From: since, To: end}
+	}
+	return AggregateMany(ctx, q, spans)
+}
+
+// windowValues are an Agg as usage_windows' columns: event_count,
+// value_sum, value_max, last_value, last_at, last_event_id.
+func windowValues(a Agg) []any {
+	sum, lastAt, lastID := "0", (*time.Time)(nil), (*string)(nil)
+	if a.Sum != nil {
+		sum = a.Sum.String()
+	}
+	if a.Last != nil {
+		lastAt, lastID = &a.LastAt, &a.LastID
+	}
+	return []any{a.Count, sum, a.Max, a.Last, lastAt, lastID}
+}
+
 // TrackWindow makes owner's window of the customer's usage on the meter
 // start at since: a new window, or one whose start moved, is computed from
-// the events already stored (a read bounded by the events since since); an
-// unchanged one is left alone. q must be a transaction, and TrackWindow
+// the usage already stored (from the buckets: a bounded read); an unchanged
+// one is left alone. q must be a transaction, and TrackWindow
 // should come before the transaction takes row locks that ingestion could
 // wait on: it waits for in-flight ingestion of the scope to commit.
 func TrackWindow(ctx context.Context, q store.Querier, s tenant.Scope, customerID, meterID, owner string, since time.Time) error {
@@ -115,6 +137,10 @@ func TrackWindow(ctx context.Context, q store.Querier, s tenant.Scope, customerI
 	if len(cur) == 1 && cur[0].Equal(since) {
 		return nil
 	}
-	_, err = q.ExecContext(ctx, trackSQL, s.MerchantID, s.Mode, customerID, meterID, owner, since)
+	aggs, err := windowAggregates(ctx, q, s, customerID, meterID, []time.Time{since})
+	if err != nil {
+		return err
+	}
+	_, err = q.ExecContext(ctx, upsertWindowSQL, append([]any{s.MerchantID, s.Mode, customerID, meterID, owner, since}, windowValues(aggs[0])...)...)
 	return store.Translate(err)
 }

@@ -7,8 +7,6 @@ import (
 	"math/big"
 	"time"
 
-	"github.com/lib/pq"
-
 	"github.com/tollgatehq/tollgate/internal/clock"
 	"github.com/tollgatehq/tollgate/internal/money"
 	"github.com/tollgatehq/tollgate/internal/pricing"
@@ -146,53 +144,6 @@ func (b *Biller) step(ctx context.Context, claim string, args ...any) (n int, mo
 		return b.record(ctx, tx, taken)
 	})
 	return n, more, err
-}
-
-// periodUsage rates nothing: it reads, in one query, the usage of each
-// metered subscription's current period (by its meter's aggregation), for
-// those whose period is ending.
-func periodUsage(ctx context.Context, tx *store.Tx, xs []Subscription) (map[string]*big.Int, error) {
-	var ids, merchants, modes, custs, meters, starts, ends []string
-	for _, x := range xs {
-		if !x.Metered() || x.Status != Active || x.CustomerID == nil || x.MeterID == nil {
-			continue
-		}
-		ids, merchants, modes = append(ids, x.ID), append(merchants, x.MerchantID), append(modes, string(x.Mode))
-		custs, meters = append(custs, *x.CustomerID), append(meters, *x.MeterID)
-		starts, ends = append(starts, ts(*x.CurrentPeriodStart)), append(ends, ts(*x.CurrentPeriodEnd))
-	}
-	out := map[string]*big.Int{}
-	if len(ids) == 0 {
-		return out, nil
-	}
-	var rows []struct {
-		ID string `db:"id"`
-		Q  string `db:"q"`
-	}
-	err := tx.SelectContext(ctx, &rows, `SELECT b.id, (CASE m.aggregation
-			WHEN 'count' THEN count(e.id)::numeric
-			WHEN 'max' THEN coalesce(max(e.value), 0)::numeric
-			WHEN 'last' THEN coalesce((array_agg(e.value ORDER BY e.event_timestamp DESC, e.id DESC) FILTER (WHERE e.id IS NOT NULL))[1], 0)::numeric
-			ELSE coalesce(sum(e.value), 0) END)::text AS q
-		FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::timestamptz[], $7::timestamptz[])
-			AS b(id, merchant_id, mode, customer_id, meter_id, start_at, end_at)
-		JOIN meters m ON m.merchant_id = b.merchant_id AND m.id = b.meter_id
-		LEFT JOIN meter_events e ON e.merchant_id = b.merchant_id AND e.mode = b.mode AND e.customer_id = b.customer_id
-			AND e.meter_id = b.meter_id AND e.event_timestamp >= b.start_at AND e.event_timestamp < b.end_at AND e.cancelled_at IS NULL
-		GROUP BY b.id, m.aggregation`,
-		pq.StringArray(ids), pq.StringArray(merchants), pq.StringArray(modes), pq.StringArray(custs), pq.StringArray(meters),
-		pq.StringArray(starts), pq.StringArray(ends))
-	if err != nil {
-		return nil, store.Translate(err)
-	}
-	for _, r := range rows {
-		q, ok := new(big.Int).SetString(r.Q, 10)
-		if !ok {
-			return nil, fmt.Errorf("usage of %s: %q is not an integer", r.ID, r.Q)
-		}
-		out[r.ID] = q
-	}
-	return out, nil
 }
 
 func ts(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }

@@ -2,7 +2,6 @@ package subscriptions
 
 import (
 	"context"
-	"math/big"
 	"time"
 
 	"github.com/tollgatehq/tollgate/internal/apperr"
@@ -175,26 +174,4 @@ func networkOf(x Subscription) string {
 		return "test"
 	}
 	return "evm"
-}
-
-// usageSoFar reads the usage of x's current period up to `until`.
-func usageSoFar(ctx context.Context, q store.Querier, x Subscription, until time.Time) (*big.Int, error) {
-	var out string
-	err := q.GetContext(ctx, &out, `SELECT (CASE m.aggregation
-			WHEN 'count' THEN count(e.id)::numeric
-			WHEN 'max' THEN coalesce(max(e.value), 0)::numeric
-			WHEN 'last' THEN coalesce((array_agg(e.value ORDER BY e.event_timestamp DESC, e.id DESC) FILTER (WHERE e.id IS NOT NULL))[1], 0)::numeric
-			ELSE coalesce(sum(e.value), 0) END)::text
-		FROM meters m LEFT JOIN meter_events e ON e.merchant_id = m.merchant_id AND e.mode = $2 AND e.customer_id = $3
-			AND e.meter_id = m.id AND e.event_timestamp >= $5 AND e.event_timestamp < $6 AND e.cancelled_at IS NULL
-		WHERE m.merchant_id = $1 AND m.id = $4 GROUP BY m.aggregation`,
-		x.MerchantID, x.Mode, deref(x.CustomerID), deref(x.MeterID), *x.CurrentPeriodStart, until)
-	if err != nil {
-		return nil, store.Translate(err)
-	}
-	v, _ := new(big.Int).SetString(out, 10)
-	if v == nil {
-		v = new(big.Int)
-	}
-	return v, nil
 }
