@@ -146,8 +146,6 @@ func (b *Biller) step(ctx context.Context, claim string, args ...any) (n int, mo
 	return n, more, err
 }
 
-func ts(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
-
 // rate prices a metered subscription's usage with its pricing model, capped
 // at its amount; lines explain it.
 func rate(x Subscription, q *big.Int) (money.Amount, json.RawMessage, error) {
