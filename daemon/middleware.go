@@ -94,10 +94,30 @@ func (s *Server) instrument(next http.Handler) http.Handler {
 		s.metrics.requests.WithLabelValues(info.pattern, method, strconv.Itoa(status)).Inc()
 		s.metrics.latency.WithLabelValues(info.pattern, method).Observe(elapsed.Seconds())
 		s.log.LogAttrs(ctx, level, msg,
-			slog.String("request_id", rid), slog.String("method", truncate(r.Method, 32)), slog.String("path", truncate(r.URL.Path, 256)),
+			slog.String("request_id", rid), slog.String("method", truncate(r.Method, 32)), slog.String("path", truncate(loggedPath(r.URL.Path), 256)),
 			slog.String("route", info.pattern), slog.Int("status", status), slog.Int64("bytes", m.Written),
 			slog.Duration("duration", elapsed), slog.String("remote", r.RemoteAddr))
 	})
+}
+
+// loggedPath is a request's path as the log shows it: a portal link's
+// token and a dashboard setup link's are bearer secrets (whoever has one
+// acts as its customer or sets its user's password), so the segment
+// after /portal/ or /dashboard/setup/ reads {token}.
+func loggedPath(p string) string {
+	for _, prefix := range []string{"/portal/", "/dashboard/setup/"} {
+		i := strings.Index(p, prefix)
+		if i < 0 {
+			continue
+		}
+		start := i + len(prefix)
+		_, tail, found := strings.Cut(p[start:], "/")
+		if found {
+			tail = "/" + tail
+		}
+		return p[:start] + "{token}" + tail
+	}
+	return p
 }
 
 // methodLabel is the method as a metrics label: a request can name any
