@@ -1,11 +1,14 @@
 package subscriptions
 
 import (
+	"encoding/json"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/tollgatehq/tollgate/internal/money"
 	"github.com/tollgatehq/tollgate/internal/plans"
+	"github.com/tollgatehq/tollgate/internal/wire"
 )
 
 // Proration is exact to the base unit: (new − old) × remaining seconds ÷
@@ -50,6 +53,62 @@ func TestProration(t *testing.T) {
 		pr, err := prorate(c.x, plans.Plan{ID: "price_new", Amount: c.newPrice}, AtNow, at(c.now))
 		if err != nil || pr.amount != c.want {
 			t.Errorf("%s: %d (%d of %d s), %v; want %d", c.name, pr.amount, pr.remaining, pr.period, err, c.want)
+		}
+	}
+}
+
+// The discount of the current period applies to the proration: percent
+// rounded half up once on the prorated amount, an amount off at most the
+// charge; a percent keeps a credit to the share paid, an amount off leaves
+// it whole; a discount of another period, or none, leaves it as it is. The
+// lines add up to the amount.
+func TestProrationDiscount(t *testing.T) {
+	anchor := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	month := "month"
+	pct := func(p int64) *Discount { return &Discount{Coupon: wire.Coupon{ID: "coupon_1"}, PercentOff: &p} }
+	amt := func(a money.Amount) *Discount { return &Discount{Coupon: wire.Coupon{ID: "coupon_1"}, AmountOff: &a} }
+	from := func(d *Discount, first int) *Discount { d.FirstPeriod = first; return d }
+	// January, half of it left: the difference of 10,000,001 prorates to
+	// 5,000,000.5 → 5,000,001 (credit −5,000,001).
+	for _, c := range []struct {
+		name       string
+		old, new   money.Amount
+		d          *Discount
+		want, adj  money.Amount
+		discounted bool
+	}{
+		{"no discount", 10_000_000, 20_000_001, nil, 5_000_001, 0, false},
+		{"25% of 5,000,001 is 1,250,000.25 → 1,250,000", 10_000_000, 20_000_001, pct(25), 3_750_001, -1_250_000, true},
+		{"50% of 5,000,001 is 2,500,000.5 → 2,500,001", 10_000_000, 20_000_001, pct(50), 2_500_000, -2_500_001, true},
+		{"100%: nothing to pay", 10_000_000, 20_000_001, pct(100), 0, -5_000_001, true},
+		{"amount off", 10_000_000, 20_000_001, amt(3_000_000), 2_000_001, -3_000_000, true},
+		{"amount off above the charge", 10_000_000, 20_000_001, amt(9_000_000), 0, -5_000_001, true},
+		{"credit, 50%: half the credit", 20_000_001, 10_000_000, pct(50), -2_500_000, 2_500_001, true},
+		{"credit, amount off: whole", 20_000_001, 10_000_000, amt(3_000_000), -5_000_001, 0, false},
+		{"a discount from the next period", 10_000_000, 20_000_001, from(pct(25), 1), 5_000_001, 0, false},
+	} {
+		x := Subscription{PlanID: "price_old", Amount: &c.old, Interval: &month, Anchor: &anchor}
+		start, end := x.period(0)
+		x.CurrentPeriodStart, x.CurrentPeriodEnd = &start, &end
+		if c.d != nil {
+			x.DiscountJSON, _ = json.Marshal(c.d)
+		}
+		pr, err := prorate(x, plans.Plan{ID: "price_new", Amount: c.new}, AtNow, time.Date(2026, 1, 16, 12, 0, 0, 0, time.UTC))
+		if err != nil || pr.amount != c.want || pr.adjust != c.adj {
+			t.Errorf("%s: %d (adjust %d), %v; want %d (adjust %d)", c.name, pr.amount, pr.adjust, err, c.want, c.adj)
+			continue
+		}
+		ls := pr.lines(x, plans.Plan{ID: "price_new", Amount: c.new})
+		sum := money.Amount(0)
+		for _, l := range ls {
+			v, _ := money.Parse(strings.TrimPrefix(l.Amount, "-"))
+			if strings.HasPrefix(l.Amount, "-") {
+				v = -v
+			}
+			sum += v
+		}
+		if sum != c.want || (len(ls) == 2) != c.discounted || c.discounted && ls[1].Kind != LineDiscount {
+			t.Errorf("%s: lines %+v add up to %d, want %d", c.name, ls, sum, c.want)
 		}
 	}
 }
