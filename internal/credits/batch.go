@@ -29,7 +29,8 @@ import (
 // are queued and end when the queue is empty. A call with nothing else
 // queued is taken at once, never held back to fill a batch.
 //
-// GrantTx and DebitTx, which join a caller's transaction, are not batched.
+// Grant, Debit, GrantTx and DebitTx apply one call as a batch of one: a
+// Batcher is one way in, not another way to apply.
 type Batcher struct {
 	db *store.DB
 	// committers bounds the batches in flight, each holding a pool
@@ -48,11 +49,11 @@ type Batcher struct {
 	// harness: 42 rows a batch read with 8, 13 with 2; the read statement
 	// 0.35 -> 0.24 ms.)
 	readAhead int
+	// fault, for tests, fails a batch's transaction at the named step.
+	fault func(ctx context.Context, tx *store.Tx, step string) error
 	// timeout bounds a batch, which runs detached from its callers'
 	// contexts: one caller hanging up must not roll back the others.
 	timeout time.Duration
-	// fault, for tests, fails a batch's transaction at the named step.
-	fault func(ctx context.Context, tx *store.Tx, step string) error
 	// fallbacks counts the batches applied one by one, for tests.
 	fallbacks atomic.Int64
 
@@ -79,7 +80,7 @@ type Batcher struct {
 
 // NewBatcher returns a Batcher over db. Close it before closing db.
 func NewBatcher(db *store.DB) *Batcher {
-	return &Batcher{db: db, committers: max(2, runtime.GOMAXPROCS(0)), maxBatch: 128, readAhead: 2, timeout: 30 * time.Second, inFlight: map[string]bool{}, busy: map[string]int{}}
+	return &Batcher{db: db, committers: max(2, runtime.GOMAXPROCS(0)), maxBatch: 128, readAhead: defaultReadAhead, timeout: 30 * time.Second, inFlight: map[string]bool{}, busy: map[string]int{}}
 }
 
 // item is one queued call: a grant or a debit, validated.
@@ -106,7 +107,7 @@ func (b *Batcher) Grant(ctx context.Context, s tenant.Scope, in GrantInput, now 
 	if err := in.Validate(now); err != nil {
 		return GrantResult{}, err
 	}
-	out := b.submit(ctx, &item{s: s, now: now, grant: &in, key: scopedKey(s, in.IdempotencyKey), cust: custOf(s, in.Customer)})
+	out := b.submit(ctx, grantItem(s, in, now))
 	return out.grant, out.err
 }
 
@@ -116,7 +117,7 @@ func (b *Batcher) Debit(ctx context.Context, s tenant.Scope, in DebitInput, now 
 	if err := in.Validate(); err != nil {
 		return DebitResult{}, err
 	}
-	out := b.submit(ctx, &item{s: s, now: now, debit: &in, key: scopedKey(s, in.IdempotencyKey), cust: custOf(s, in.Customer)})
+	out := b.submit(ctx, debitItem(s, in, now))
 	return out.debit, out.err
 }
 
@@ -235,9 +236,9 @@ func (b *Batcher) next(me int, done []*item) []*item {
 }
 
 // apply runs a batch and hands each caller its outcome. When the batch
-// cannot be applied as one (an SQL error, or an idempotency key another
-// replica took meanwhile), its items run one by one through Grant and
-// Debit, which handle every such case, so nothing is lost.
+// cannot be applied as one (an SQL error, or a row another transaction
+// wrote meanwhile), its items are applied one by one, each a batch of its
+// own (applyAlone), so one item's trouble costs the others nothing.
 func (b *Batcher) apply(batch []*item) {
 	ctx, cancel := context.WithTimeout(context.Background(), b.timeout)
 	outs, err := b.tryBatch(ctx, batch)
@@ -264,7 +265,7 @@ func (b *Batcher) tryBatch(ctx context.Context, batch []*item) (outs []outcome, 
 			err = fmt.Errorf("credits batch: panic: %v", p)
 		}
 	}()
-	return b.applyTx(ctx, batch)
+	return applyTx(ctx, b.db, b.config(), batch)
 }
 
 // one applies an item in a transaction of its own; a panic is its
@@ -275,10 +276,7 @@ func (b *Batcher) one(ctx context.Context, it *item) (out outcome) {
 			out = outcome{err: apperr.New(apperr.Internal, "credits: panic: %v", p)}
 		}
 	}()
-	if it.grant != nil {
-		out.grant, out.err = Grant(ctx, b.db, it.s, *it.grant, it.now)
-	} else {
-		out.debit, out.err = Debit(ctx, b.db, it.s, *it.debit, it.now)
-	}
-	return out
+	return applyAlone(ctx, b.db, b.config(), it)
 }
+
+func (b *Batcher) config() batchConfig { return batchConfig{readAhead: b.readAhead, fault: b.fault} }

@@ -39,7 +39,7 @@ func (bt *batchTx) read(ctx context.Context) error {
 	if len(bt.locked) == 0 && len(keys[0]) == 0 {
 		return nil
 	}
-	ahead := bt.b.readAhead
+	ahead := bt.cfg.readAhead
 	if err := bt.readRows(ctx, bt.locked, accts.args(keys.args(ahead)...)); err != nil {
 		return err
 	}
@@ -50,14 +50,19 @@ func (bt *batchTx) read(ctx context.Context) error {
 			again = append(again, l)
 		}
 	}
-	if len(again) == 0 {
+	return bt.readAll(ctx, again)
+}
+
+// readAll reads every live grant remainder of the accounts of ls.
+func (bt *batchTx) readAll(ctx context.Context, ls []*ledger) error {
+	if len(ls) == 0 {
 		return nil
 	}
-	accts = newTuples(1)
-	for _, l := range again {
+	accts := newTuples(1)
+	for _, l := range ls {
 		accts.add(l.s, l.acct.ID)
 	}
-	return bt.readRows(ctx, again, accts.args(newTuples(1).args(nil)...))
+	return bt.readRows(ctx, ls, accts.args(newTuples(1).args(nil)...))
 }
 
 // readRows runs readSQL with args and adds what it found to the ledgers

@@ -8,8 +8,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/lib/pq"
-
 	"github.com/tollgatehq/tollgate/internal/apperr"
 	"github.com/tollgatehq/tollgate/internal/customers"
 	"github.com/tollgatehq/tollgate/internal/events"
@@ -31,16 +29,19 @@ import (
 //  6. emit the events (events.EmitMany).
 //
 // With BEGIN and COMMIT that is six round trips for a batch whose accounts
-// all exist, against about six per item one by one.
+// all exist, however many items it holds.
 //
 // An item's own error (unknown customer, no account, a key reused with
 // other parameters, an overflow) is its outcome; the others go on. Steps 2
 // and 5 detect rows another transaction wrote meanwhile (a customer, an
-// account, an idempotency key) and fail the batch with errConcurrent, and
-// the Batcher then applies its items one by one.
+// account, an idempotency key) and fail the batch with errConcurrent; the
+// Batcher then applies its items one by one, and a batch of one is tried
+// again (applyAlone, applyInTx), when it sees those rows.
 
 // errConcurrent fails a batch that met a row written by a concurrent
-// transaction: the one-by-one path knows how to wait for it and replay.
+// transaction: the statement that met the row waited for that transaction
+// to commit, so an attempt after the rollback sees it (and replays, or
+// takes the customer or account it made).
 var errConcurrent = errors.New("credits batch: a concurrent transaction wrote a row of this batch")
 
 // custKey names a customer in a scope by id or by external id (one set).
@@ -61,7 +62,7 @@ type target struct {
 
 // batchTx is one attempt at a batch (InTx may run it again).
 type batchTx struct {
-	b        *Batcher
+	cfg      batchConfig
 	tx       *store.Tx
 	items    []*item
 	outs     []outcome
@@ -78,16 +79,24 @@ type batchTx struct {
 	checks   []balanceCheck
 }
 
-// applyTx applies a batch in one transaction and returns each item's
-// outcome, or an error when the batch must be applied item by item.
-func (b *Batcher) applyTx(ctx context.Context, batch []*item) ([]outcome, error) {
+// batchConfig is what a batch's transaction takes from its Batcher.
+type batchConfig struct {
+	readAhead int // see Batcher.readAhead
+	// fault, for tests, fails a batch's transaction at the named step.
+	fault func(ctx context.Context, tx *store.Tx, step string) error
+}
+
+// defaultReadAhead is Batcher.readAhead unless a test sets another.
+const defaultReadAhead = 2
+
+// applyTx applies a batch in one transaction of its own and returns each
+// item's outcome, or an error when the batch must be applied item by item.
+func applyTx(ctx context.Context, db *store.DB, cfg batchConfig, batch []*item) ([]outcome, error) {
 	var outs []outcome
 	// Every statement of a batch is tested to probe by key on its generic
 	// plan (plans_internal_test.go).
-	err := b.db.InTxGenericPlans(ctx, func(tx *store.Tx) error {
-		bt := &batchTx{b: b, tx: tx, items: batch, outs: make([]outcome, len(batch)), targets: make([]target, len(batch)),
-			accounts: map[custKey]*ledger{}, extOf: map[*ledger]*string{}, openedBy: map[*ledger]int{},
-			replays: map[string]operation{}, fresh: map[string]bool{}}
+	err := db.InTxGenericPlans(ctx, func(tx *store.Tx) error {
+		bt := newBatchTx(tx, cfg, batch)
 		if err := bt.run(ctx); err != nil {
 			return err
 		}
@@ -97,13 +106,19 @@ func (b *Batcher) applyTx(ctx context.Context, batch []*item) ([]outcome, error)
 	return outs, err
 }
 
+func newBatchTx(tx *store.Tx, cfg batchConfig, batch []*item) *batchTx {
+	return &batchTx{cfg: cfg, tx: tx, items: batch, outs: make([]outcome, len(batch)), targets: make([]target, len(batch)),
+		accounts: map[custKey]*ledger{}, extOf: map[*ledger]*string{}, openedBy: map[*ledger]int{},
+		replays: map[string]operation{}, fresh: map[string]bool{}}
+}
+
 func (bt *batchTx) run(ctx context.Context) error {
 	steps := []struct {
 		name string
 		fn   func(context.Context) error
 	}{{"lock", bt.lock}, {"resolve", bt.resolve}, {"read", bt.read}, {"write", bt.apply}}
 	for _, st := range steps {
-		if f := bt.b.fault; f != nil {
+		if f := bt.cfg.fault; f != nil {
 			if err := f(ctx, bt.tx, st.name); err != nil {
 				return err
 			}
@@ -166,8 +181,10 @@ func (bt *batchTx) index(l *ledger, ext *string) {
 	bt.extOf[l] = ext
 }
 
-// resolve decides each item's account, or its error, as customers.Resolve,
-// openAccount and debitAccount would; then it creates what grants open.
+// resolve decides each item's account, or its error, with the rules of
+// customers.Resolve (a grant by external id creates the customer, a debit
+// creates nothing); then it creates the customers and accounts grants
+// open.
 func (bt *batchTx) resolve(ctx context.Context) error {
 	var lookup []int
 	for i, it := range bt.items {
@@ -319,35 +336,6 @@ func (bt *batchTx) create(ctx context.Context) error {
 		return errConcurrent
 	}
 	return nil
-}
-
-// tuples collects rows of text columns led by a scope, as one array per
-// column for unnest.
-type tuples [][]string
-
-func newTuples(width int) tuples {
-	t := make(tuples, 2+width)
-	for i := range t {
-		t[i] = []string{}
-	}
-	return t
-}
-
-func (t tuples) add(s tenant.Scope, vals ...string) {
-	t[0] = append(t[0], s.MerchantID)
-	t[1] = append(t[1], string(s.Mode))
-	for i, v := range vals {
-		t[2+i] = append(t[2+i], v)
-	}
-}
-
-// args returns the columns as arrays, followed by more.
-func (t tuples) args(more ...any) []any {
-	out := make([]any, 0, len(t)+len(more))
-	for _, c := range t {
-		out = append(out, pq.StringArray(c))
-	}
-	return append(out, more...)
 }
 
 // lockSQL finds and locks the accounts of a batch (see lock).

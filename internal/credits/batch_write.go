@@ -7,6 +7,7 @@ import (
 	"github.com/lib/pq"
 
 	"github.com/tollgatehq/tollgate/internal/store"
+	"github.com/tollgatehq/tollgate/internal/tenant"
 )
 
 // writes is what a batch changed, one array per column: the statement's
@@ -34,6 +35,35 @@ type writes struct {
 	acBalance, acGranted, acConsumed, acDebt []int64
 }
 
+// tuples collects rows of text columns led by a scope, as one array per
+// column for unnest.
+type tuples [][]string
+
+func newTuples(width int) tuples {
+	t := make(tuples, 2+width)
+	for i := range t {
+		t[i] = []string{}
+	}
+	return t
+}
+
+func (t tuples) add(s tenant.Scope, vals ...string) {
+	t[0] = append(t[0], s.MerchantID)
+	t[1] = append(t[1], string(s.Mode))
+	for i, v := range vals {
+		t[2+i] = append(t[2+i], v)
+	}
+}
+
+// args returns the columns as arrays, followed by more.
+func (t tuples) args(more ...any) []any {
+	out := make([]any, 0, len(t)+len(more))
+	for _, c := range t {
+		out = append(out, pq.StringArray(c))
+	}
+	return append(out, more...)
+}
+
 func ts(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 
 func tsp(t *time.Time) *string {
@@ -53,7 +83,7 @@ func (w *writes) op(l *ledger, o operation, now time.Time) {
 }
 
 // entries adds ledger entries written at now by the operation opID ("" for
-// none); expiry entries belong to no operation, as in ledger.write.
+// none); expiry entries belong to no operation.
 func (w *writes) entries(l *ledger, es []entry, opID string, now time.Time) {
 	for _, e := range es {
 		var op *string

@@ -23,21 +23,23 @@
 // and debits: a replay returns the stored result with Deduplicated set; the
 // same key with other parameters is invalid_request.
 //
-// The daemon's stand-alone grants and debits go through a Batcher (group
-// commit, batch.go): concurrent calls are applied together in one
-// transaction, with the same rules, results, events and errors as Grant
-// and Debit, which remain the path of a batch that cannot be applied as
-// one.
+// There is one way to apply grants and debits: a batch (batch_tx.go),
+// which locks its accounts, reads their grants, applies its calls in
+// arrival order in memory and writes everything back in a fixed number of
+// statements. Grant, Debit, GrantTx and DebitTx apply a batch of one. The
+// daemon's calls go through a Batcher (group commit, batch.go), which
+// gathers concurrent calls into one batch, and applies a batch that cannot
+// be applied as one call by call.
 package credits
 
 import (
 	"context"
+	"errors"
 	"time"
 	"unicode/utf8"
 
 	"github.com/tollgatehq/tollgate/internal/apperr"
 	"github.com/tollgatehq/tollgate/internal/customers"
-	"github.com/tollgatehq/tollgate/internal/events"
 	"github.com/tollgatehq/tollgate/internal/fields"
 	"github.com/tollgatehq/tollgate/internal/money"
 	"github.com/tollgatehq/tollgate/internal/store"
@@ -144,7 +146,11 @@ type DebitResult struct {
 
 // Grant is GrantTx in a transaction of its own.
 func Grant(ctx context.Context, db *store.DB, s tenant.Scope, in GrantInput, now time.Time) (GrantResult, error) {
-	return store.InTx(ctx, db, func(tx *store.Tx) (GrantResult, error) { return GrantTx(ctx, tx, s, in, now) })
+	if err := in.Validate(now); err != nil {
+		return GrantResult{}, err
+	}
+	out := applyAlone(ctx, db, batchConfig{readAhead: defaultReadAhead}, grantItem(s, in, now))
+	return out.grant, out.err
 }
 
 // GrantTx tops up the customer's balance at now, creating the credit
@@ -154,52 +160,20 @@ func Grant(ctx context.Context, db *store.DB, s tenant.Scope, in GrantInput, now
 // unknown_customer (400) or invalid_request (bad fields, an idempotency key
 // reused with other parameters, or a balance that would overflow).
 func GrantTx(ctx context.Context, tx *store.Tx, s tenant.Scope, in GrantInput, now time.Time) (GrantResult, error) {
-	res, err := grant(ctx, tx, s, in, now)
-	if err != nil || res.Deduplicated {
-		return res, err
-	}
-	_, err = events.Emit(ctx, tx, s, events.CreditGranted, now, res.Wire())
-	return res, err
-}
-
-func grant(ctx context.Context, q store.Querier, s tenant.Scope, in GrantInput, now time.Time) (GrantResult, error) {
 	if err := in.Validate(now); err != nil {
 		return GrantResult{}, err
 	}
-	reason := reasonOr(in.Reason, DefaultGrantReason)
-	c, _, err := customers.Resolve(ctx, q, s, in.Customer, true, now)
-	if err != nil {
-		return GrantResult{}, err
-	}
-	acct, err := openAccount(ctx, q, s, c.ID)
-	if err != nil {
-		return GrantResult{}, err
-	}
-	want := operation{Kind: kindGrant, CustomerID: c.ID, Amount: in.Amount, Reason: reason, ExpiresAt: in.ExpiresAt, IdempotencyKey: in.IdempotencyKey}
-	if op, ok, err := replay(ctx, q, s, want); ok || err != nil {
-		return grantResult(op), err
-	}
-	l, err := loadLedger(ctx, q, s, acct, now)
-	if err != nil {
-		return GrantResult{}, err
-	}
-	entryID, err := l.grant(in.Amount, in.ExpiresAt)
-	if err != nil {
-		return GrantResult{}, err
-	}
-	want.Covered, want.Balance, want.EntryID = in.Amount, l.acct.Balance, &entryID
-	op, replayed, err := l.commit(ctx, q, want)
-	if err != nil {
-		return GrantResult{}, err
-	}
-	res := grantResult(op)
-	res.Deduplicated = replayed
-	return res, nil
+	out := applyInTx(ctx, tx, grantItem(s, in, now))
+	return out.grant, out.err
 }
 
 // Debit is DebitTx in a transaction of its own.
 func Debit(ctx context.Context, db *store.DB, s tenant.Scope, in DebitInput, now time.Time) (DebitResult, error) {
-	return store.InTx(ctx, db, func(tx *store.Tx) (DebitResult, error) { return DebitTx(ctx, tx, s, in, now) })
+	if err := in.Validate(); err != nil {
+		return DebitResult{}, err
+	}
+	out := applyAlone(ctx, db, batchConfig{readAhead: defaultReadAhead}, debitItem(s, in, now))
+	return out.debit, out.err
 }
 
 // DebitTx draws amount from the customer's grants at now and emits
@@ -209,83 +183,66 @@ func Debit(ctx context.Context, db *store.DB, s tenant.Scope, in DebitInput, now
 // unknown_customer (400), no_credit_account (the customer was never
 // granted credits) or invalid_request.
 func DebitTx(ctx context.Context, tx *store.Tx, s tenant.Scope, in DebitInput, now time.Time) (DebitResult, error) {
-	res, err := debit(ctx, tx, s, in, now)
-	if err != nil || res.Deduplicated {
-		return res, err
-	}
-	if _, err = events.Emit(ctx, tx, s, events.CreditDebited, now, res.Wire()); err != nil {
-		return res, err
-	}
-	return res, leaveBalanceChecks(ctx, tx, []balanceCheck{{s, res.CustomerID, res.Balance + res.Covered}})
-}
-
-func debit(ctx context.Context, q store.Querier, s tenant.Scope, in DebitInput, now time.Time) (DebitResult, error) {
 	if err := in.Validate(); err != nil {
 		return DebitResult{}, err
 	}
-	reason := reasonOr(in.Reason, DefaultDebitReason)
-	acct, err := debitAccount(ctx, q, s, in.Customer)
-	if err != nil {
-		return DebitResult{}, err
-	}
-	want := operation{Kind: kindDebit, CustomerID: acct.CustomerID, Amount: in.Amount, Reason: reason, AllowNegative: in.AllowNegative, IdempotencyKey: in.IdempotencyKey}
-	if op, ok, err := replay(ctx, q, s, want); ok || err != nil {
-		return debitResult(op), err
-	}
-	l, err := loadLedger(ctx, q, s, acct, now)
-	if err != nil {
-		return DebitResult{}, err
-	}
-	covered, err := l.debit(in.Amount, in.AllowNegative)
-	if err != nil {
-		return DebitResult{}, err
-	}
-	want.Covered, want.Balance = covered, l.acct.Balance
-	op, replayed, err := l.commit(ctx, q, want)
-	if err != nil {
-		return DebitResult{}, err
-	}
-	res := debitResult(op)
-	res.Deduplicated = replayed
-	return res, nil
+	out := applyInTx(ctx, tx, debitItem(s, in, now))
+	return out.debit, out.err
 }
 
-// debitAccount locks the account of the customer a debit names. The usual
-// case, a customer with an account named by one reference, takes one
-// statement. An external id without an account is no_credit_account naming
-// that id (nothing is created); a customer id is resolved to tell
-// unknown_customer from no_credit_account.
-func debitAccount(ctx context.Context, q store.Querier, s tenant.Scope, ref customers.Ref) (account, error) {
-	var acct account
-	var ok bool
-	var err error
-	switch {
-	case ref.ID != nil && ref.ExternalID == nil:
-		acct, ok, err = lockAccount(ctx, q, s, *ref.ID, false)
-	case ref.ID == nil && ref.ExternalID != nil:
-		acct, ok, err = lockAccountByExternalID(ctx, q, s, *ref.ExternalID)
-	}
-	if err != nil || ok {
-		return acct, err
-	}
-	if ref.ID == nil && ref.ExternalID != nil {
-		// A debit creates nothing, not even the customer: name the
-		// external id as given, never a cus_ id an upsert would make up.
-		ext := *ref.ExternalID
-		if ext == "" || utf8.RuneCountInString(ext) > customers.MaxExternalIDLen {
-			return account{}, apperr.Field("external_customer_id", "must be 1 to %d characters", customers.MaxExternalIDLen)
+// concurrentAttempts bounds how often a call alone is tried again after
+// meeting a row another transaction wrote meanwhile. The statement that
+// met it waited for that transaction to commit, so the next attempt sees
+// the row (and replays, or takes the account that now exists): a second
+// attempt is enough but for a new writer each time.
+const concurrentAttempts = 3
+
+// applyAlone applies one validated call as a batch of one in a
+// transaction of its own.
+func applyAlone(ctx context.Context, db *store.DB, cfg batchConfig, it *item) outcome {
+	for attempt := 1; ; attempt++ {
+		outs, err := applyTx(ctx, db, cfg, []*item{it})
+		if err == nil {
+			return outs[0]
 		}
-		return account{}, errNoAccountExt(ext)
+		if !errors.Is(err, errConcurrent) || attempt == concurrentAttempts {
+			return outcome{err: err}
+		}
 	}
-	// ref names an id here, so nothing is created and no time is needed.
-	c, _, err := customers.Resolve(ctx, q, s, ref, true, time.Time{})
-	if err != nil {
-		return account{}, err
+}
+
+// applyInTx applies one validated call as a batch of one in the caller's
+// transaction, under a savepoint, so that an attempt that met a concurrent
+// row leaves nothing behind when it is tried again.
+func applyInTx(ctx context.Context, tx *store.Tx, it *item) outcome {
+	for attempt := 1; ; attempt++ {
+		if _, err := tx.ExecContext(ctx, `SAVEPOINT credits_apply`); err != nil {
+			return outcome{err: store.Translate(err)}
+		}
+		bt := newBatchTx(tx, batchConfig{readAhead: defaultReadAhead}, []*item{it})
+		err := bt.run(ctx)
+		undo := `RELEASE SAVEPOINT credits_apply`
+		if err != nil {
+			undo = `ROLLBACK TO SAVEPOINT credits_apply`
+		}
+		if _, uerr := tx.ExecContext(ctx, undo); uerr != nil && err == nil {
+			err = uerr
+		}
+		if err == nil {
+			return bt.outs[0]
+		}
+		if !errors.Is(err, errConcurrent) || attempt == concurrentAttempts {
+			return outcome{err: store.Translate(err)}
+		}
 	}
-	if acct, ok, err = lockAccount(ctx, q, s, c.ID, false); err != nil || ok {
-		return acct, err
-	}
-	return account{}, errNoAccount(c.ID)
+}
+
+func grantItem(s tenant.Scope, in GrantInput, now time.Time) *item {
+	return &item{s: s, now: now, grant: &in, key: scopedKey(s, in.IdempotencyKey), cust: custOf(s, in.Customer)}
+}
+
+func debitItem(s tenant.Scope, in DebitInput, now time.Time) *item {
+	return &item{s: s, now: now, debit: &in, key: scopedKey(s, in.IdempotencyKey), cust: custOf(s, in.Customer)}
 }
 
 func errNoAccount(customerID string) error {

@@ -1,13 +1,11 @@
 package credits
 
 import (
-	"context"
 	"time"
 
 	"github.com/tollgatehq/tollgate/internal/apperr"
 	"github.com/tollgatehq/tollgate/internal/id"
 	"github.com/tollgatehq/tollgate/internal/money"
-	"github.com/tollgatehq/tollgate/internal/store"
 	"github.com/tollgatehq/tollgate/internal/tenant"
 )
 
@@ -70,67 +68,6 @@ type entry struct {
 	EffectiveAt time.Time
 }
 
-// lockAccount returns the customer's account locked FOR UPDATE; ok=false
-// when there is none. skipLocked makes a busy account look absent (sweep).
-func lockAccount(ctx context.Context, q store.Querier, s tenant.Scope, customerID string, skipLocked bool) (account, bool, error) {
-	query := `SELECT ` + accountColumns + ` FROM credit_accounts WHERE merchant_id = $1 AND mode = $2 AND customer_id = $3 FOR UPDATE`
-	if skipLocked {
-		query += ` SKIP LOCKED`
-	}
-	var a account
-	err := q.GetContext(ctx, &a, query, s.MerchantID, s.Mode, customerID)
-	if store.NotFound(err) {
-		return account{}, false, nil
-	}
-	return a, err == nil, store.Translate(err)
-}
-
-// lockAccountByExternalID is lockAccount for the customer with an external
-// id. The customer row is not locked: its external id never changes.
-func lockAccountByExternalID(ctx context.Context, q store.Querier, s tenant.Scope, externalID string) (account, bool, error) {
-	var a account
-	err := q.GetContext(ctx, &a, `SELECT a.merchant_id, a.mode, a.id, a.customer_id, a.balance, a.granted, a.consumed, a.debt
-		FROM credit_accounts a JOIN customers c ON c.merchant_id = a.merchant_id AND c.id = a.customer_id
-		WHERE c.merchant_id = $1 AND c.mode = $2 AND c.external_customer_id = $3 AND a.mode = $2 FOR UPDATE OF a`, s.MerchantID, s.Mode, externalID)
-	if store.NotFound(err) {
-		return account{}, false, nil
-	}
-	return a, err == nil, store.Translate(err)
-}
-
-// openAccount returns the customer's account locked FOR UPDATE, creating it
-// first if needed (concurrent first grants end with one account).
-func openAccount(ctx context.Context, q store.Querier, s tenant.Scope, customerID string) (account, error) {
-	if _, err := q.ExecContext(ctx, `INSERT INTO credit_accounts (merchant_id, mode, id, customer_id) VALUES ($1, $2, $3, $4)
-		ON CONFLICT ON CONSTRAINT credit_accounts_customer DO NOTHING`, s.MerchantID, s.Mode, id.New("cacct"), customerID); err != nil {
-		return account{}, store.Translate(err)
-	}
-	a, ok, err := lockAccount(ctx, q, s, customerID, false)
-	if err == nil && !ok {
-		err = apperr.New(apperr.Internal, "credit account of %s vanished", customerID)
-	}
-	return a, err
-}
-
-// replay looks up want's idempotency key: ok=true with the stored operation
-// when it was already applied with the same parameters; invalid_request when
-// it was used with others.
-func replay(ctx context.Context, q store.Querier, s tenant.Scope, want operation) (operation, bool, error) {
-	if want.IdempotencyKey == nil {
-		return operation{}, false, nil
-	}
-	var ops []operation
-	err := q.SelectContext(ctx, &ops, `SELECT `+operationColumns+` FROM credit_operations
-		WHERE merchant_id = $1 AND mode = $2 AND idempotency_key = $3`, s.MerchantID, s.Mode, *want.IdempotencyKey)
-	if err != nil || len(ops) == 0 {
-		return operation{}, false, store.Translate(err)
-	}
-	if diff := ops[0].differs(want); diff != "" {
-		return operation{}, false, errKeyReused(diff)
-	}
-	return ops[0], true, nil
-}
-
 func errKeyReused(diff string) error {
 	return apperr.Field("idempotency_key", "was already used with different parameters (%s)", diff)
 }
@@ -168,21 +105,6 @@ type ledger struct {
 	// on the account: its debits then leave the alert job no check, and the
 	// batch makes no extra round trip while it holds the account's lock.
 	unwatched bool
-}
-
-// loadLedger reads the locked account's grants that still have a remainder
-// and expires those due at now.
-func loadLedger(ctx context.Context, q store.Querier, s tenant.Scope, acct account, now time.Time) (*ledger, error) {
-	var bs []*bucket
-	err := q.SelectContext(ctx, &bs, `SELECT grant_id, remaining, expires_at FROM credit_grant_balances
-		WHERE merchant_id = $1 AND account_id = $2 AND remaining > 0
-		ORDER BY expires_at NULLS LAST, seq`, acct.MerchantID, acct.ID)
-	if err != nil {
-		return nil, store.Translate(err)
-	}
-	l := &ledger{s: s, acct: acct, now: now, buckets: bs}
-	l.expire(now)
-	return l, nil
 }
 
 // expire writes the expiry entry of every grant due at now that still has

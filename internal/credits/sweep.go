@@ -63,26 +63,35 @@ func sweepOnce(ctx context.Context, db *store.DB, only *tenant.Scope, now time.T
 			return err
 		}
 		claimed = len(accts)
+		ls := make([]*ledger, len(accts))
+		for i, a := range accts {
+			ls[i] = &ledger{s: tenant.Scope{MerchantID: a.MerchantID, Mode: a.Mode}, acct: a.account, now: now}
+		}
+		// The batch's read and write, with no operation: expiry entries
+		// belong to none.
+		bt := newBatchTx(tx, batchConfig{}, nil)
+		if err := bt.readAll(ctx, ls); err != nil {
+			return err
+		}
+		var w writes
 		var checks []balanceCheck
-		for _, a := range accts {
-			s := tenant.Scope{MerchantID: a.MerchantID, Mode: a.Mode}
-			l, err := loadLedger(ctx, tx, s, a.account, now)
-			if err != nil {
-				return err
-			}
+		for i, l := range ls {
+			l.expire(now)
 			if len(l.entries) == 0 {
 				continue
 			}
-			if _, err := l.write(ctx, tx, nil); err != nil {
-				return err
-			}
+			w.entries(l, l.entries, "", now)
+			w.ledger(l, nil)
 			written += len(l.entries)
 			// An expiry lowers the balance as a debit does: a balance
 			// alert on the account gets its check, with the balance
 			// before, in this transaction; an unwatched account none.
-			if a.Watched {
-				checks = append(checks, balanceCheck{s, a.CustomerID, a.Balance})
+			if accts[i].Watched {
+				checks = append(checks, balanceCheck{l.s, l.acct.CustomerID, accts[i].Balance})
 			}
+		}
+		if err := w.write(ctx, tx); err != nil {
+			return err
 		}
 		return leaveBalanceChecks(ctx, tx, checks)
 	})
