@@ -11,16 +11,20 @@ import (
 	"github.com/tollgatehq/tollgate/internal/store"
 )
 
-// runPays writes a batch of payments: one alone with payInvoiceSQL; more
-// with payInvoiceBatchSQL, the same statement over arrays. A batch whose
-// statement fails (one payment's settlement already in the ledger fails
-// them all) is written one by one.
+// runPays writes a batch of payments in one statement
+// (payInvoiceBatchSQL). A batch whose statement fails (one payment's
+// settlement already in the ledger fails them all) is written one by one,
+// each a batch of one.
 func runPays(db *store.DB, calls []*batch.Call[payWrite, payResult]) {
 	ctx, cancel := context.WithTimeout(context.Background(), batchTimeout)
 	defer cancel()
-	if len(calls) == 1 || !writePays(ctx, db, calls) {
+	if err := writePaysErr(ctx, db, calls); err != nil {
 		for _, c := range calls {
-			c.Out = writePay(ctx, db, c.In)
+			if len(calls) == 1 {
+				c.Out = failedPay(err)
+			} else if err := writePaysErr(ctx, db, []*batch.Call[payWrite, payResult]{c}); err != nil {
+				c.Out = failedPay(err)
+			}
 		}
 	}
 	for _, c := range calls {
@@ -31,10 +35,29 @@ func runPays(db *store.DB, calls []*batch.Call[payWrite, payResult]) {
 	}
 }
 
-// payInvoiceBatchSQL is payInvoiceSQL over arrays, one element a payment
-// of any invoice. Two payments of one invoice in a batch (two payers, or a
-// double submit) mark it paid once: one is written, the other writes
-// nothing, as alone.
+// failedPay is the outcome of a payment whose statement failed alone: the
+// ledger has its key, or the invoice was paid by another payer whose
+// settlement is not recorded yet (or a deadlock with another batch), and
+// the locked path answers; anything else is an error.
+func failedPay(err error) payResult {
+	if store.UniqueViolation(err, "") || store.Retryable(err) {
+		return payResult{}
+	}
+	return payResult{err: store.Translate(err)}
+}
+
+// payInvoiceBatchSQL pays invoices the test rail settles, in one
+// statement, one array element a payment of any invoice. Each write reads
+// the rows of the one before, so nothing is written for an invoice that
+// was no longer open; the settlement and the payment are plain inserts, so
+// one already in the ledger fails the whole statement (unique violation)
+// rather than leave a half-written payment. The event and its deliveries
+// are events.Emit's statement. An invoice is found by its primary key
+// (merchant_id, id), as invoices.MarkPaid finds it: with mode in the
+// condition too, a generic plan made while the table had no statistics
+// scanned invoices_list, every invoice of the merchant. Two payments of
+// one invoice in a batch (two payers, or a double submit) mark it paid
+// once: one is written, the other writes nothing, as alone.
 const payInvoiceBatchSQL = `WITH v AS (
 		SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::numeric[], $8::text[],
 			$9::timestamptz[], $10::text[], $11::text[], $12::text[], $13::text[], $14::jsonb[])
@@ -63,6 +86,11 @@ const payInvoiceBatchSQL = `WITH v AS (
 // writePays writes calls with payInvoiceBatchSQL and sets their outcomes;
 // false when the statement failed (nothing written).
 func writePays(ctx context.Context, db *store.DB, calls []*batch.Call[payWrite, payResult]) bool {
+	return writePaysErr(ctx, db, calls) == nil
+}
+
+// writePaysErr is writePays with the statement's error.
+func writePaysErr(ctx context.Context, db *store.DB, calls []*batch.Call[payWrite, payResult]) error {
 	n := len(calls)
 	col := func() pq.StringArray { return make(pq.StringArray, n) }
 	merchants, modes, invoiceIDs, keys, payers, payees, amounts := col(), col(), col(), col(), col(), col(), col()
@@ -79,7 +107,7 @@ func writePays(ctx context.Context, db *store.DB, calls []*batch.Call[payWrite, 
 	}
 	if err := db.SelectContext(ctx, &out, payInvoiceBatchSQL, merchants, modes, invoiceIDs, keys, payers, payees, amounts,
 		hashes, ats, payIDs, networks, eventIDs, types, datas); err != nil {
-		return false
+		return err
 	}
 	byID := make(map[string]payments.Payment, len(out))
 	for _, o := range out {
@@ -90,5 +118,5 @@ func writePays(ctx context.Context, db *store.DB, calls []*batch.Call[payWrite, 
 		p, ok := byID[c.In.payID]
 		c.Out = payResult{pay: p, ok: ok, deliveries: ok && deliveries}
 	}
-	return true
+	return nil
 }

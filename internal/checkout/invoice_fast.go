@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 
-	"github.com/tollgatehq/tollgate/internal/events"
 	"github.com/tollgatehq/tollgate/internal/id"
 	"github.com/tollgatehq/tollgate/internal/invoices"
 	"github.com/tollgatehq/tollgate/internal/payments"
@@ -22,8 +21,10 @@ import (
 // anything else — a double submit, a race lost, a void invoice, a declined
 // wallet, a live rail — goes the locked way (payInvoiceTx), which answers
 // it as before. Before: BEGIN, lock, terms, settlement, payment, invoice,
-// event, COMMIT (8 round trips); now 2, and under load the write is shared
-// with the payments that arrived meanwhile (group commit, invoice_batch.go).
+// event, COMMIT (8 round trips); now 2. The write is one statement for any
+// number of payments (payInvoiceBatchSQL): alone, a payment is a batch of
+// one; under load it shares the write with the payments that arrived
+// meanwhile (group commit, invoice_batch.go).
 
 // invoiceTerms is an invoice with its merchant's wallet on file and test
 // clock offset (see Env.terms).
@@ -42,32 +43,6 @@ const invoiceTermsSQL = `SELECT ` + invoices.Columns + `,
 // lockInvoiceSQL is invoiceTermsSQL locking the invoice: the locked path
 // reads its terms with the lock (one statement instead of two).
 const lockInvoiceSQL = invoiceTermsSQL + ` FOR UPDATE OF invoices`
-
-// payInvoiceSQL pays an invoice the test rail settles, in one statement.
-// Each write reads the rows of the one before, so nothing is written unless
-// the invoice was still open; the settlement and the payment are plain
-// inserts, so a settlement or payment already in the ledger fails the whole
-// statement (unique violation) rather than leave a half-written payment.
-// The event and its deliveries are events.Emit's statement. The invoice is
-// found by its primary key (merchant_id, id), as invoices.MarkPaid finds
-// it: with mode in the condition too, a generic plan made while the table
-// had no statistics scanned invoices_list, every invoice of the merchant.
-const payInvoiceSQL = `WITH inv AS (
-		UPDATE invoices SET status = 'paid', paid_at = $9, payment_id = $10
-		WHERE merchant_id = $1 AND id = $3 AND status = 'open' RETURNING id
-	), st AS (
-		INSERT INTO rail_settlements (merchant_id, mode, key, kind, nonce, payer, payee, amount, status, tx_hash, settled_at)
-		SELECT $1, $2, $4, 'pay', inv.id, $5, $6, $7::numeric, 'succeeded', $8, $9::timestamptz FROM inv RETURNING key
-	), pay AS (
-		INSERT INTO payments (merchant_id, mode, id, invoice_id, amount, payer, payee, network, tx_hash, status, confirmed_at,
-			settlement_key, created_at)
-		SELECT $1, $2, $10, $3, $7::numeric, $5, $6, $13, $8, 'succeeded', $9::timestamptz, st.key, $9::timestamptz FROM st
-		RETURNING ` + payments.Columns + `
-	), ev AS (
-		INSERT INTO events (merchant_id, mode, id, type, data, occurred_at)
-		SELECT $1, $2, $11, $14, $12::jsonb, $9::timestamptz FROM pay RETURNING merchant_id, mode, id, type
-	), ` + events.DeliveriesCTE + `
-	SELECT pay.*, (SELECT count(*) FROM d) AS deliveries FROM pay`
 
 // payInvoiceFast pays an open invoice in two statements when it can (the
 // write in a group commit, see group); done=false leaves the payment to the
@@ -144,27 +119,4 @@ func (e Env) preparePay(ctx context.Context, invoiceID string, in Input) (w payW
 	}
 	w.data = string(data)
 	return w, true, nil
-}
-
-// writePay writes one payment in one statement (payInvoiceSQL).
-func writePay(ctx context.Context, db *store.DB, w payWrite) payResult {
-	inv, st := w.paid, w.st
-	var out []struct {
-		payments.Payment
-		Deliveries int `db:"deliveries"`
-	}
-	err := db.SelectContext(ctx, &out, payInvoiceSQL, inv.MerchantID, inv.Mode, inv.ID, st.Key, st.Payer, st.Payee, st.Amount,
-		st.TxHash, st.At, w.payID, w.eventID, w.data, st.Network, events.InvoicePaid)
-	switch {
-	case store.UniqueViolation(err, "") || store.Retryable(err):
-		// The ledger has the key, or the invoice paid by another payer
-		// whose settlement is not recorded yet: the locked path answers.
-		return payResult{}
-	case err != nil:
-		return payResult{err: store.Translate(err)}
-	case len(out) == 0:
-		// Paid or voided since the read.
-		return payResult{}
-	}
-	return payResult{pay: out[0].Payment, ok: true, deliveries: out[0].Deliveries > 0}
 }
