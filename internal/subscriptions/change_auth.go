@@ -2,13 +2,16 @@ package subscriptions
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"time"
 
 	"github.com/tollgatehq/tollgate/internal/apperr"
 	"github.com/tollgatehq/tollgate/internal/plans"
+	"github.com/tollgatehq/tollgate/internal/rail"
 	"github.com/tollgatehq/tollgate/internal/store"
 	"github.com/tollgatehq/tollgate/internal/tenant"
+	"github.com/tollgatehq/tollgate/internal/wallet"
 )
 
 // ReauthorizationTarget is the subscription and plan of a re-authorization
@@ -30,7 +33,8 @@ func ReauthorizationTarget(ctx context.Context, q store.Querier, subscriptionID,
 // authorized before, at its checkout_url: the new amount becomes what the
 // payer authorized, then the change runs as ChangeTx, all in one
 // transaction. Only the subscription's payer can authorize it. In test mode
-// the authorization is recorded here, as checkout records it; live mode's
+// the authorization is a new activation on the test rail, as checkout's
+// is (testReauthorize); live mode's
 // is a new plan signed from the payer's wallet and activated on chain
 // (PrepareReauthorization, RecordReauthorization), never this form
 // (invalid_request naming payer).
@@ -63,6 +67,9 @@ func ConfirmChange(ctx context.Context, db *store.DB, env ChangeEnv, subscriptio
 			return Subscription{}, err
 		}
 		if p.Amount > x.authorized() {
+			if err := testReauthorize(ctx, tx, env, x, p, t); err != nil {
+				return Subscription{}, err
+			}
 			a := p.Amount
 			x.AuthorizedAmount = &a
 			if _, err := saveTerms(ctx, tx, x); err != nil {
@@ -73,4 +80,41 @@ func ConfirmChange(ctx context.Context, db *store.DB, env ChangeEnv, subscriptio
 		res, err := ChangeTx(ctx, tx, env, s, x.ID, in, t)
 		return res.Subscription, err
 	})
+}
+
+// testReauthorize mirrors on the test rail what a live re-authorization
+// does on chain: a new activation of the payer, for the new plan, becomes
+// the subscription's authorization, so the rail's ledger records it and the
+// payer's magic wallet decides it (a payer whose every operation fails
+// refuses it: 402, nothing changes). Its key names the subscription's
+// change, the plan and the amount, so a retry finds the same settlement.
+func testReauthorize(ctx context.Context, tx *store.Tx, env ChangeEnv, x Subscription, p plans.Plan, now time.Time) error {
+	rl, ok := env.Rail(x.Mode)
+	local, isLocal := rl.(rail.Local)
+	if !ok || !isLocal {
+		return apperr.New(apperr.PaymentFailed, "no test rail to authorize the new amount on")
+	}
+	w, _, err := wallet.Get(ctx, tx, x.Scope())
+	if err != nil {
+		return err
+	}
+	key := fmt.Sprintf("act:%s:reauth:%d:%s:%d", x.ID, x.Changes, p.ID, p.Amount)
+	req := rail.Request{Scope: x.Scope(), Kind: rail.Activate, Key: key, Nonce: key, Payer: deref(x.Payer), Payee: w.Address, At: now}
+	var st rail.Settlement
+	for attempt := 0; attempt < 3; attempt++ {
+		if st, err = local.SettleTx(ctx, tx, req); err == nil || !rail.IsTransient(err) {
+			break
+		}
+	}
+	if err != nil {
+		return err
+	}
+	if st.Status != rail.Succeeded {
+		return apperr.New(apperr.PaymentFailed, "the payer's wallet refused the new authorization: %s", st.Reason)
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE subscriptions SET authorization_key = $3 WHERE merchant_id = $1 AND id = $2`,
+		x.MerchantID, x.ID, key); err != nil {
+		return store.Translate(err)
+	}
+	return nil
 }
