@@ -13,17 +13,18 @@ import (
 // newAdminArchiveCmd is `admin archive`: write old usage events and feed
 // events to a file before retention drops them, and `admin archive verify`.
 func newAdminArchiveCmd(f *Factory, withDBFlags func(*cobra.Command) *cobra.Command) *cobra.Command {
-	var before, out, merchant string
+	var since, before, out, merchant string
 	var batch int
 	cmd := &cobra.Command{
-		Use:   "archive --before DATE --out FILE [--merchant ID]",
+		Use:   "archive --before DATE --out FILE [--since DATE] [--merchant ID]",
 		Short: "Write usage events and feed events older than a date to a gzip JSON lines file, with a checksum",
 		Long: `Write every usage event (meter event) whose timestamp is before DATE, and every
 feed event recorded before DATE with its webhook deliveries and their attempts,
 to FILE: gzip-compressed JSON lines, one record a line, each with a "kind"
 (meter_event or event) and the API's field names, between a header line and an
 archive_end line holding the SHA-256 of the lines and the count of each kind.
-DATE is a day (2025-01-01, midnight UTC) or an RFC 3339 time.
+DATE is a day (2025-01-01, midnight UTC) or an RFC 3339 time. --since DATE
+leaves out what is older: archives of consecutive periods do not overlap.
 
 The command reads in batches and deletes nothing. If it is interrupted (a
 crash, kill -9, a full disk), run it again with the same arguments: it keeps
@@ -36,14 +37,24 @@ somewhere safe; only then let "serve --retention" drop the old rows. Usage
 summaries, entitlement checks and upcoming charges keep answering for the
 dropped periods from their hourly and daily aggregates.`,
 		Example: `  tollgate admin archive --before 2025-01-01 --out usage-2024.jsonl.gz
+  tollgate admin archive --since 2025-01-01 --before 2025-02-01 --out 2025-01.jsonl.gz
   tollgate admin archive --before 2025-01-01 --out acme-2024.jsonl.gz --merchant mch_… --json
   tollgate admin archive verify usage-2024.jsonl.gz
   zcat usage-2024.jsonl.gz | jq -c 'select(.kind == "meter_event") | {id, value}'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			at, err := parseArchiveDate(before)
+			at, err := parseArchiveDate("--before", before)
 			if err != nil {
 				return err
+			}
+			var from time.Time
+			if since != "" {
+				if from, err = parseArchiveDate("--since", since); err != nil {
+					return err
+				}
+				if !from.Before(at) {
+					return usageError("--since must be before --before")
+				}
 			}
 			if out == "" {
 				return usageError("--out is required: the file to write")
@@ -59,7 +70,7 @@ dropped periods from their hourly and daily aggregates.`,
 						fmt.Fprintf(f.IO.Err, "archive: %d %s records written\n", n, kind)
 					}
 				}
-				sum, err := archive.Write(cmd.Context(), d.DB, out, archive.Options{Before: at, MerchantID: merchant, Batch: batch}, progress)
+				sum, err := archive.Write(cmd.Context(), d.DB, out, archive.Options{Since: from, Before: at, MerchantID: merchant, Batch: batch}, progress)
 				if err != nil {
 					return err
 				}
@@ -70,7 +81,7 @@ dropped periods from their hourly and daily aggregates.`,
 						fmt.Fprintf(f.IO.Err, "Resumed %s after the %d records an earlier run had written.\n", out, sum.Resumed)
 					}
 					err := auditedAfter(cmd.Context(), d, audit.Entry{MerchantID: merchant, Action: audit.ArchiveWrite, Target: out,
-						Detail: fmt.Sprintf("before %s: %d usage events, %d feed events; sha256 %s", sum.Before, sum.Counts[archive.KindMeterEvent], sum.Counts[archive.KindEvent], sum.SHA256)})
+						Detail: fmt.Sprintf("%s: %d usage events, %d feed events; sha256 %s", archiveSpan(sum), sum.Counts[archive.KindMeterEvent], sum.Counts[archive.KindEvent], sum.SHA256)})
 					if err != nil {
 						return err
 					}
@@ -80,6 +91,7 @@ dropped periods from their hourly and daily aggregates.`,
 		},
 	}
 	cmd.Flags().StringVar(&before, "before", "", "archive what is older than this day (2025-01-01) or RFC 3339 time")
+	cmd.Flags().StringVar(&since, "since", "", "and not older than this day or time (default: everything before --before)")
 	cmd.Flags().StringVar(&out, "out", "", "the file to write (.jsonl.gz)")
 	cmd.Flags().StringVar(&merchant, "merchant", "", "only this merchant's records (default every merchant's)")
 	cmd.Flags().IntVar(&batch, "batch", archive.DefaultBatch, "records per batch (a resumed run must use the same)")
@@ -118,15 +130,24 @@ func printArchiveSummary(f *Factory, s archive.Summary, verb string) error {
 	if s.MerchantID != nil {
 		merchant = *s.MerchantID
 	}
-	fmt.Fprintf(f.IO.Out, "%s %s: %d usage events and %d feed events (%d webhook deliveries, %d attempts) of %s before %s.\n",
+	fmt.Fprintf(f.IO.Out, "%s %s: %d usage events and %d feed events (%d webhook deliveries, %d attempts) of %s %s.\n",
 		verb, s.Path, s.Counts[archive.KindMeterEvent], s.Counts[archive.KindEvent], s.Counts[archive.CountDeliveries],
-		s.Counts[archive.CountAttempts], merchant, s.Before)
+		s.Counts[archive.CountAttempts], merchant, archiveSpan(s))
 	fmt.Fprintf(f.IO.Out, "%d bytes, sha256 of the lines %s\n", s.Bytes, s.SHA256)
 	return nil
 }
 
-// parseArchiveDate reads --before: a day (midnight UTC) or an RFC 3339 time.
-func parseArchiveDate(s string) (time.Time, error) {
+// archiveSpan is the time span of an archive, in words.
+func archiveSpan(s archive.Summary) string {
+	if s.Since != nil {
+		return "from " + *s.Since + " before " + s.Before
+	}
+	return "before " + s.Before
+}
+
+// parseArchiveDate reads --before or --since: a day (midnight UTC) or an
+// RFC 3339 time.
+func parseArchiveDate(flag, s string) (time.Time, error) {
 	if s == "" {
 		return time.Time{}, usageError("--before is required: archive what is older than this date (2025-01-01)")
 	}
@@ -135,7 +156,7 @@ func parseArchiveDate(s string) (time.Time, error) {
 	}
 	t, err := time.Parse(time.RFC3339Nano, s)
 	if err != nil {
-		return time.Time{}, usageError("--before must be a day (2025-01-01) or an RFC 3339 time (2025-01-01T00:00:00Z), not %q", s)
+		return time.Time{}, usageError("%s must be a day (2025-01-01) or an RFC 3339 time (2025-01-01T00:00:00Z), not %q", flag, s)
 	}
 	return t.UTC(), nil
 }

@@ -17,9 +17,16 @@ import (
 	"github.com/tollgatehq/tollgate/internal/store"
 )
 
+// archiveCutoff is the first day of the current month: the fixture's
+// archive date, with its data in partitions the migrations made.
+func archiveCutoff() time.Time {
+	now := time.Now().UTC()
+	return time.Date(now.Year(), now.Month(), 1, 0, 0, 0, 0, time.UTC)
+}
+
 // archiveFixture stores events usage events and events/10 feed events
-// before 2025-03-01 (and a few after), the feed events each with a
-// delivery and an attempt.
+// before archiveCutoff (and a few usage events after), the feed events each
+// with a delivery and an attempt.
 func archiveFixture(t *testing.T, db *store.DB, events int) string {
 	t.Helper()
 	m, _ := merchantKey(t, db)
@@ -27,24 +34,24 @@ func archiveFixture(t *testing.T, db *store.DB, events int) string {
 		`INSERT INTO meters (merchant_id, mode, id, key, display_name, aggregation) VALUES ($1, 'test', 'meter_k', 'tokens', 'Tokens', 'sum')`,
 		`INSERT INTO meter_events (merchant_id, mode, id, meter_id, customer_id, value, event_timestamp, properties, created_at)
 			SELECT $1, 'test', 'mev_' || md5(i::text), 'meter_k', 'cus_' || (i % 50), i % 100,
-				'2025-03-01'::timestamptz - (i % 1000 + 1) * interval '1 minute' + CASE WHEN i % 97 = 0 THEN interval '1 day' ELSE interval '0' END,
-				jsonb_build_object('model', 'm' || (i % 5)), '2025-02-01'
+				$3::timestamptz - (i % 1000 + 1) * interval '1 minute' + CASE WHEN i % 97 = 0 THEN interval '1 day' ELSE interval '0' END,
+				jsonb_build_object('model', 'm' || (i % 5)), $3::timestamptz - interval '28 days'
 			FROM generate_series(1, $2::int) AS i`,
 		`INSERT INTO webhook_endpoints (merchant_id, mode, id, url, secret) VALUES ($1, 'test', 'we_k', 'https://example.com/h', 'whsec_x')`,
 		`INSERT INTO events (merchant_id, mode, id, type, data, created_at, occurred_at)
-			SELECT $1, 'test', 'evt_' || md5(i::text), 'invoice.paid', jsonb_build_object('n', i), '2025-02-28'::timestamptz + (i % 100) * interval '1 second',
-				'2025-02-28'::timestamptz + (i % 100) * interval '1 second'
+			SELECT $1, 'test', 'evt_' || md5(i::text), 'invoice.paid', jsonb_build_object('n', i), ($3::timestamptz - interval '1 day') + (i % 100) * interval '1 second',
+				($3::timestamptz - interval '1 day') + (i % 100) * interval '1 second'
 			FROM generate_series(1, $2::int / 10) AS i`,
 		`INSERT INTO webhook_deliveries (merchant_id, mode, id, event_id, endpoint_id, status, attempts, created_at)
-			SELECT $1, 'test', 'dlv_' || md5(i::text), 'evt_' || md5(i::text), 'we_k', 'succeeded', 1, '2025-02-28'
+			SELECT $1, 'test', 'dlv_' || md5(i::text), 'evt_' || md5(i::text), 'we_k', 'succeeded', 1, $3::timestamptz - interval '1 day'
 			FROM generate_series(1, $2::int / 10) AS i`,
 		`INSERT INTO webhook_attempts (merchant_id, mode, delivery_id, attempt, started_at, status, latency_us, response_body)
-			SELECT $1, 'test', 'dlv_' || md5(i::text), 1, '2025-02-28', 200, 1500, 'ok'
+			SELECT $1, 'test', 'dlv_' || md5(i::text), 1, $3::timestamptz - interval '1 day', 200, 1500, 'ok'
 			FROM generate_series(1, $2::int / 10) AS i`,
 	} {
 		args := []any{m}
 		if strings.Contains(s, "$2") {
-			args = append(args, events)
+			args = append(args, events, archiveCutoff())
 		}
 		if _, err := db.Exec(s, args...); err != nil {
 			t.Fatalf("%v\n%s", err, s)
@@ -62,7 +69,7 @@ func TestAdminArchiveAndVerify(t *testing.T) {
 	m := archiveFixture(t, db, 3000)
 	dir := t.TempDir()
 	out := filepath.Join(dir, "old.jsonl.gz")
-	r := cliRun(t, nil, "admin", "archive", "--before", "2025-03-01", "--out", out, "--merchant", m, "--json", "--database-url", url)
+	r := cliRun(t, nil, "admin", "archive", "--before", archiveCutoff().Format("2006-01-02"), "--out", out, "--merchant", m, "--json", "--database-url", url)
 	if r.code != 0 {
 		t.Fatalf("archive: %d %s", r.code, r.stderr)
 	}
@@ -104,7 +111,7 @@ func TestAdminArchiveAndVerify(t *testing.T) {
 	for _, args := range [][]string{
 		{"--out", out},
 		{"--before", "March", "--out", out},
-		{"--before", "2025-03-01"},
+		{"--before", "2025-01-01"},
 	} {
 		r := cliRun(t, nil, append(append([]string{"admin", "archive"}, args...), "--database-url", url)...)
 		if r.code != ExitUsage {
@@ -131,7 +138,7 @@ func TestAdminArchiveResumesAfterKill9(t *testing.T) {
 	}
 	env := append(os.Environ(), "XDG_CONFIG_HOME="+dir, "XDG_DATA_HOME="+dir)
 	run := func(out string) *exec.Cmd {
-		c := exec.Command(bin, "admin", "archive", "--before", "2025-03-01", "--out", out, "--batch", "100", "--database-url", url)
+		c := exec.Command(bin, "admin", "archive", "--before", archiveCutoff().Format("2006-01-02"), "--out", out, "--batch", "100", "--database-url", url)
 		c.Env = env
 		return c
 	}

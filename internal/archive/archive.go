@@ -3,8 +3,8 @@
 //
 // An archive is gzip-compressed JSON lines: a header line, the usage events
 // (ordered by merchant, id and timestamp), the feed events with their
-// webhook deliveries and attempts (ordered by the time they were recorded),
-// then an end line holding the SHA-256 of every line before it and the
+// webhook deliveries and attempts (by merchant, mode, then the time they
+// were recorded), then an end line holding the SHA-256 of every line before it and the
 // number of records of each kind. Every line carries a `kind`; records keep
 // the API's field names and add the merchant (and, for usage events, the
 // meter's id).
@@ -52,6 +52,7 @@ const MaxLine = 16 << 20
 type Header struct {
 	Kind       string  `json:"kind"`
 	Format     int     `json:"format"`
+	Since      *string `json:"since"`
 	Before     string  `json:"before"`
 	MerchantID *string `json:"merchant_id"`
 }
@@ -188,7 +189,14 @@ func (h *Header) check() error {
 	if h.Format != Format {
 		return fmt.Errorf("format %d, this tollgate reads format %d", h.Format, Format)
 	}
-	_, err := parseTime("before", h.Before)
+	before, err := parseTime("before", h.Before)
+	if err != nil || h.Since == nil {
+		return err
+	}
+	since, err := parseTime("since", *h.Since)
+	if err == nil && !since.Before(before) {
+		err = fmt.Errorf("since is not before before")
+	}
 	return err
 }
 

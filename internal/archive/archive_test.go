@@ -17,13 +17,20 @@ import (
 
 func TestMain(m *testing.M) { testdb.Main(m) }
 
-// cutoff is the archive date of the fixture: it holds data on both sides.
-var cutoff = time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC)
+// monthStart is the first day of the current month: the fixtures' archive
+// date, with data on both sides in partitions the migrations made (the
+// feed's start a month back).
+func monthStart() time.Time {
+	now := time.Now().UTC()
+	return time.Date(now.Year(), now.Month(), 1, 0, 0, 0, 0, time.UTC)
+}
 
-// fixture stores two merchants' usage events (671 and 150 before the
-// cutoff, 29 after), feed events (the first merchant's with deliveries
-// and attempts) and returns the database.
-func fixture(t *testing.T) *store.DB {
+func ts(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000000Z") }
+
+// fixture stores two merchants' usage events (671 and 150 before cutoff,
+// 29 after), feed events (the first merchant's with deliveries and
+// attempts) and returns the database.
+func fixture(t *testing.T, cutoff time.Time) *store.DB {
 	t.Helper()
 	db := testdb.Open(t)
 	for _, s := range []string{
@@ -32,27 +39,31 @@ func fixture(t *testing.T) *store.DB {
 			('mer_a', 'test', 'meter_a', 'tokens', 'Tokens', 'sum'), ('mer_b', 'live', 'meter_b', 'calls', 'Calls', 'count')`,
 		`INSERT INTO meter_events (merchant_id, mode, id, meter_id, customer_id, value, event_timestamp, properties, idempotency_key, created_at)
 			SELECT 'mer_a', 'test', 'mev_a' || lpad(i::text, 5, '0'), 'meter_a', 'cus_' || (i % 7), i,
-				'2025-02-01'::timestamptz + i * interval '1 hour', CASE WHEN i % 3 = 0 THEN '{"model":"big <&>"}'::jsonb END,
-				CASE WHEN i % 2 = 0 THEN 'key-' || i END, '2025-02-01'::timestamptz + i * interval '1 hour' + interval '1 second'
+				($1::timestamptz - interval '28 days') + i * interval '1 hour', CASE WHEN i % 3 = 0 THEN '{"model":"big <&>"}'::jsonb END,
+				CASE WHEN i % 2 = 0 THEN 'key-' || i END, ($1::timestamptz - interval '28 days') + i * interval '1 hour' + interval '1 second'
 			FROM generate_series(1, 700) AS i`,
 		`INSERT INTO meter_events (merchant_id, mode, id, meter_id, customer_id, value, event_timestamp, created_at, cancelled_at)
 			SELECT 'mer_b', 'live', 'mev_b' || lpad(i::text, 5, '0'), 'meter_b', NULL, 1,
-				'2025-02-20'::timestamptz + i * interval '1 minute', '2025-02-20', CASE WHEN i = 7 THEN '2025-02-21'::timestamptz END
+				($1::timestamptz - interval '9 days') + i * interval '1 minute', $1::timestamptz - interval '9 days', CASE WHEN i = 7 THEN ($1::timestamptz - interval '8 days') END
 			FROM generate_series(1, 150) AS i`,
 		`INSERT INTO webhook_endpoints (merchant_id, mode, id, url, secret) VALUES ('mer_a', 'test', 'we_a', 'https://example.com/h', 'whsec_x')`,
 		`INSERT INTO events (merchant_id, mode, id, type, data, created_at, occurred_at)
 			SELECT m, 'test', 'evt_' || m || lpad(i::text, 4, '0'), 'invoice.created', jsonb_build_object('object', 'invoice', 'n', i),
-				'2025-02-27'::timestamptz + i * interval '1 minute', '2025-02-27'::timestamptz + i * interval '1 minute'
+				($1::timestamptz - interval '2 days') + i * interval '1 minute', ($1::timestamptz - interval '2 days') + i * interval '1 minute'
 			FROM generate_series(1, 4000) AS i, (VALUES ('mer_a'), ('mer_b')) AS ms (m)`,
 		`INSERT INTO webhook_deliveries (merchant_id, mode, id, event_id, endpoint_id, status, attempts, last_attempt_at, last_status, created_at)
-			SELECT 'mer_a', 'test', 'dlv_' || i, 'evt_mer_a' || lpad(i::text, 4, '0'), 'we_a', 'succeeded', 2, '2025-02-28', 200, '2025-02-27'
+			SELECT 'mer_a', 'test', 'dlv_' || i, 'evt_mer_a' || lpad(i::text, 4, '0'), 'we_a', 'succeeded', 2, $1::timestamptz - interval '1 day', 200, $1::timestamptz - interval '2 days'
 			FROM generate_series(1, 4000, 5) AS i`,
 		`INSERT INTO webhook_attempts (merchant_id, mode, delivery_id, attempt, started_at, status, latency_us, error, response_body)
-			SELECT 'mer_a', 'test', 'dlv_' || i, a, '2025-02-28', CASE WHEN a = 1 THEN 500 ELSE 200 END, 1000 * a,
+			SELECT 'mer_a', 'test', 'dlv_' || i, a, $1::timestamptz - interval '1 day', CASE WHEN a = 1 THEN 500 ELSE 200 END, 1000 * a,
 				CASE WHEN a = 1 THEN 'server error' END, 'ok'
 			FROM generate_series(1, 4000, 5) AS i, generate_series(1, 2) AS a`,
 	} {
-		if _, err := db.Exec(s); err != nil {
+		var args []any
+		if strings.Contains(s, "$1") {
+			args = append(args, cutoff)
+		}
+		if _, err := db.Exec(s, args...); err != nil {
 			t.Fatalf("%v\n%s", err, s)
 		}
 	}
@@ -85,7 +96,8 @@ func lines(t *testing.T, path string) []string {
 
 func TestArchiveWritesWhatIsOlderAndDeletesNothing(t *testing.T) {
 	t.Parallel()
-	db := fixture(t)
+	cutoff := monthStart()
+	db := fixture(t, cutoff)
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "a.jsonl.gz")
 	sum, err := Write(ctx, db, path, Options{Before: cutoff, Batch: 100}, nil)
@@ -105,9 +117,9 @@ func TestArchiveWritesWhatIsOlderAndDeletesNothing(t *testing.T) {
 		t.Fatalf("%d lines", len(ls))
 	}
 	for i, want := range map[int]string{
-		0:   `{"kind":"archive","format":1,"before":"2025-03-01T00:00:00.000000Z","merchant_id":null}`,
-		3:   `{"kind":"meter_event","merchant_id":"mer_a","meter_id":"meter_a","object":"meter_event","id":"mev_a00003","meter":"tokens","customer_id":"cus_3","value":"3","event_timestamp":"2025-02-01T03:00:00.000000Z","idempotency_key":null,"properties":{"model":"big \u003c\u0026\u003e"},"created_at":"2025-02-01T03:00:01.000000Z","livemode":false,"deduplicated":false}`,
-		672: `{"kind":"meter_event","merchant_id":"mer_b","meter_id":"meter_b","object":"meter_event","id":"mev_b00001","meter":"calls","customer_id":null,"value":"1","event_timestamp":"2025-02-20T00:01:00.000000Z","idempotency_key":null,"created_at":"2025-02-20T00:00:00.000000Z","livemode":true,"deduplicated":false}`,
+		0:   `{"kind":"archive","format":1,"since":null,"before":"` + ts(cutoff) + `","merchant_id":null}`,
+		3:   `{"kind":"meter_event","merchant_id":"mer_a","meter_id":"meter_a","object":"meter_event","id":"mev_a00003","meter":"tokens","customer_id":"cus_3","value":"3","event_timestamp":"` + ts(cutoff.Add(-28*24*time.Hour+3*time.Hour)) + `","idempotency_key":null,"properties":{"model":"big \u003c\u0026\u003e"},"created_at":"` + ts(cutoff.Add(-28*24*time.Hour+3*time.Hour+time.Second)) + `","livemode":false,"deduplicated":false}`,
+		672: `{"kind":"meter_event","merchant_id":"mer_b","meter_id":"meter_b","object":"meter_event","id":"mev_b00001","meter":"calls","customer_id":null,"value":"1","event_timestamp":"` + ts(cutoff.Add(-9*24*time.Hour+time.Minute)) + `","idempotency_key":null,"created_at":"` + ts(cutoff.Add(-9*24*time.Hour)) + `","livemode":true,"deduplicated":false}`,
 	} {
 		if ls[i] != want {
 			t.Errorf("line %d:\n%s\nwant\n%s", i, ls[i], want)
@@ -117,9 +129,9 @@ func TestArchiveWritesWhatIsOlderAndDeletesNothing(t *testing.T) {
 		t.Errorf("last lines:\n%s\n%s", ls[len(ls)-2], ls[len(ls)-1])
 	}
 	first := ls[1+want[KindMeterEvent]]
-	if !strings.HasPrefix(first, `{"kind":"event","merchant_id":"mer_a","recorded_at":"2025-02-27T00:01:00.000000Z","object":"event","id":"evt_mer_a0001"`) ||
+	if !strings.HasPrefix(first, `{"kind":"event","merchant_id":"mer_a","recorded_at":"`+ts(cutoff.Add(-2*24*time.Hour+time.Minute))+`","object":"event","id":"evt_mer_a0001"`) ||
 		!strings.Contains(first, `"deliveries":[{"id":"dlv_1","endpoint_id":"we_a","status":"succeeded","attempts":2,`) ||
-		!strings.Contains(first, `"attempt_history":[{"attempt":1,"started_at":"2025-02-28T00:00:00.000000Z","status":500,"latency_us":1000,"error":"server error","response_body":"ok"},{"attempt":2,`) {
+		!strings.Contains(first, `"attempt_history":[{"attempt":1,"started_at":"`+ts(cutoff.Add(-24*time.Hour))+`","status":500,"latency_us":1000,"error":"server error","response_body":"ok"},{"attempt":2,`) {
 		t.Errorf("first feed event:\n%s", first)
 	}
 	got, err := Verify(path)
@@ -148,6 +160,12 @@ func TestArchiveWritesWhatIsOlderAndDeletesNothing(t *testing.T) {
 			t.Fatalf("mer_b's archive holds %s", l)
 		}
 	}
+	// --since bounds it from below.
+	part := filepath.Join(t.TempDir(), "part.jsonl.gz")
+	sp, err := Write(ctx, db, part, Options{Since: cutoff.Add(-9*24*time.Hour + 30*time.Minute), Before: cutoff, MerchantID: "mer_b"}, nil)
+	if err != nil || sp.Counts[KindMeterEvent] != 121 || sp.Counts[KindEvent] != 2879 || *sp.Since != ts(cutoff.Add(-9*24*time.Hour+30*time.Minute)) {
+		t.Fatalf("since: %+v %v", sp, err)
+	}
 	// Running it again on the whole file changes nothing.
 	again, err := Write(ctx, db, one, Options{Before: cutoff, MerchantID: "mer_b"}, nil)
 	if err != nil || !again.AlreadyComplete || again.SHA256 != sb.SHA256 {
@@ -172,7 +190,8 @@ func TestArchiveWritesWhatIsOlderAndDeletesNothing(t *testing.T) {
 // with the same options ends byte for byte like an uninterrupted run.
 func TestArchiveResumesToTheSameFile(t *testing.T) {
 	t.Parallel()
-	db := fixture(t)
+	cutoff := monthStart()
+	db := fixture(t, cutoff)
 	ctx := context.Background()
 	dir := t.TempDir()
 	whole := filepath.Join(dir, "whole.gz")
@@ -211,7 +230,8 @@ func TestArchiveResumesToTheSameFile(t *testing.T) {
 // verify names what is wrong with a truncated, altered or incomplete file.
 func TestVerifyRefusesDamagedArchives(t *testing.T) {
 	t.Parallel()
-	db := fixture(t)
+	cutoff := monthStart()
+	db := fixture(t, cutoff)
 	dir := t.TempDir()
 	path := filepath.Join(dir, "a.gz")
 	if _, err := Write(context.Background(), db, path, Options{Before: cutoff, Batch: 500}, nil); err != nil {

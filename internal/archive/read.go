@@ -17,20 +17,43 @@ import (
 // keyset after the last record written), so it reads the same from one
 // table or from a table partitioned by time, and each batch is a short
 // statement of its own: no transaction is held while the file is written.
+// It walks one merchant at a time: every statement names one merchant (as
+// a distributed database wants), and the keyset's leading column is one
+// the planner can estimate, so it walks an index rather than sorting the
+// rest of a table for every batch.
 
 // cursor is the position after the last record written: usage events are
 // ordered by (merchant_id, id, event_timestamp), their primary key, feed
-// events by (created_at, merchant_id, id). The zero cursor is before every
-// row: no id is empty and no time is before year 1.
+// events by (merchant_id, mode, created_at, id). The zero cursor of a
+// merchant (and mode) is before its every row: no id is empty and no time
+// is before year 1.
 type cursor struct {
-	merchant, id string
-	at           time.Time
+	merchant, mode, id string
+	at                 time.Time
 }
 
-// scope filters on one merchant, or ”: every merchant's.
+// nextMerchant returns the merchant after `after` ("" to start) whose rows
+// the scope takes, or "" when there is none.
+func nextMerchant(ctx context.Context, q store.Querier, s scope, after string) (string, error) {
+	if s.merchant != "" {
+		if after == "" {
+			return s.merchant, nil
+		}
+		return "", nil
+	}
+	var ids []string
+	err := q.SelectContext(ctx, &ids, `SELECT id FROM merchants WHERE id > $1 ORDER BY id LIMIT 1`, after)
+	if err != nil || len(ids) == 0 {
+		return "", store.Translate(err)
+	}
+	return ids[0], nil
+}
+
+// scope is what an archive takes: rows before a time, of one merchant or
+// (merchant "") of every one.
 type scope struct {
-	before   time.Time
-	merchant string
+	since, before time.Time
+	merchant      string
 }
 
 type meterEventRow struct {
@@ -56,15 +79,15 @@ func (r meterEventRow) line() MeterEventLine {
 	}}
 }
 
+// meterEvents reads a batch of one merchant's usage events.
 func meterEvents(ctx context.Context, q store.Querier, s scope, after cursor, limit int) ([]MeterEventLine, error) {
 	var rows []meterEventRow
 	err := q.SelectContext(ctx, &rows, `SELECT e.merchant_id, e.mode, e.id, e.meter_id, m.key AS meter_key, e.customer_id, e.value,
 			e.event_timestamp, e.properties, e.idempotency_key, e.created_at, e.cancelled_at
 		FROM meter_events e JOIN meters m ON m.merchant_id = e.merchant_id AND m.id = e.meter_id
-		WHERE e.event_timestamp < $1 AND ($2 = '' OR e.merchant_id = $2)
-			AND (e.merchant_id, e.id, e.event_timestamp) > ($3, $4, $5)
-		ORDER BY e.merchant_id, e.id, e.event_timestamp LIMIT $6`,
-		s.before, s.merchant, after.merchant, after.id, after.at, limit)
+		WHERE e.merchant_id = $1 AND e.event_timestamp < $2 AND e.event_timestamp >= $6 AND (e.id, e.event_timestamp) > ($3, $4)
+		ORDER BY e.id, e.event_timestamp LIMIT $5`,
+		after.merchant, s.before, after.id, after.at, limit, s.since)
 	if err != nil {
 		return nil, store.Translate(err)
 	}
@@ -111,40 +134,39 @@ type attemptRow struct {
 	ResponseBody string    `db:"response_body"`
 }
 
-// feedEvents reads a batch of feed events, then their deliveries and those
-// deliveries' attempts in one statement each.
+// feedEvents reads a batch of one merchant's feed events of one mode, then
+// their deliveries and those deliveries' attempts in one statement each.
 func feedEvents(ctx context.Context, q store.Querier, s scope, after cursor, limit int) ([]EventLine, error) {
 	var rows []eventRow
+	// created_at >= the cursor's too: an index range the planner sees.
 	err := q.SelectContext(ctx, &rows, `SELECT merchant_id, mode, id, type, data, created_at, occurred_at FROM events
-		WHERE created_at < $1 AND ($2 = '' OR merchant_id = $2) AND (created_at, merchant_id, id) > ($5, $3, $4)
-		ORDER BY created_at, merchant_id, id LIMIT $6`,
-		s.before, s.merchant, after.merchant, after.id, after.at, limit)
+		WHERE merchant_id = $1 AND mode = $2 AND created_at < $3 AND created_at >= $4 AND created_at >= $7 AND (created_at, id) > ($4, $5)
+		ORDER BY created_at, id LIMIT $6`,
+		after.merchant, after.mode, s.before, after.at, after.id, limit, s.since)
 	if err != nil || len(rows) == 0 {
 		return nil, store.Translate(err)
 	}
-	merchants, ids := make([]string, len(rows)), make([]string, len(rows))
+	ids := make([]string, len(rows))
 	for i, r := range rows {
-		merchants[i], ids[i] = r.MerchantID, r.ID
+		ids[i] = r.ID
 	}
 	var ds []deliveryRow
-	err = q.SelectContext(ctx, &ds, `SELECT d.merchant_id, d.event_id, d.id, d.endpoint_id, d.status, d.attempts, d.next_attempt_at,
-			d.last_attempt_at, d.last_status, d.last_error, d.created_at, d.updated_at
-		FROM unnest($1::text[], $2::text[]) AS k (merchant_id, event_id)
-		JOIN webhook_deliveries d ON d.merchant_id = k.merchant_id AND d.event_id = k.event_id
-		ORDER BY d.merchant_id, d.event_id, d.created_at, d.id`, pq.StringArray(merchants), pq.StringArray(ids))
+	err = q.SelectContext(ctx, &ds, `SELECT merchant_id, event_id, id, endpoint_id, status, attempts, next_attempt_at,
+			last_attempt_at, last_status, last_error, created_at, updated_at
+		FROM webhook_deliveries WHERE merchant_id = $1 AND event_id = ANY ($2::text[])
+		ORDER BY event_id, created_at, id`, after.merchant, pq.StringArray(ids))
 	if err != nil {
 		return nil, store.Translate(err)
 	}
-	dm, di := make([]string, len(ds)), make([]string, len(ds))
+	di := make([]string, len(ds))
 	for i, d := range ds {
-		dm[i], di[i] = d.MerchantID, d.ID
+		di[i] = d.ID
 	}
 	var as []attemptRow
 	if len(ds) > 0 {
-		err = q.SelectContext(ctx, &as, `SELECT a.merchant_id, a.delivery_id, a.attempt, a.started_at, a.status, a.latency_us, a.error, a.response_body
-			FROM unnest($1::text[], $2::text[]) AS k (merchant_id, delivery_id)
-			JOIN webhook_attempts a ON a.merchant_id = k.merchant_id AND a.delivery_id = k.delivery_id
-			ORDER BY a.merchant_id, a.delivery_id, a.attempt`, pq.StringArray(dm), pq.StringArray(di))
+		err = q.SelectContext(ctx, &as, `SELECT merchant_id, delivery_id, attempt, started_at, status, latency_us, error, response_body
+			FROM webhook_attempts WHERE merchant_id = $1 AND delivery_id = ANY ($2::text[])
+			ORDER BY delivery_id, attempt`, after.merchant, pq.StringArray(di))
 		if err != nil {
 			return nil, store.Translate(err)
 		}

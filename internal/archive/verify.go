@@ -30,5 +30,5 @@ func Verify(path string) (Summary, error) {
 	case st.end == nil:
 		return Summary{}, fmt.Errorf("%s is incomplete: it has no archive_end line after %d records (an interrupted archive run? run it again with the same options to finish the file)", path, st.counts[KindMeterEvent]+st.counts[KindEvent])
 	}
-	return Summary{Path: path, Before: st.header.Before, MerchantID: st.header.MerchantID, Counts: st.end.Counts, SHA256: st.end.SHA256, Bytes: st.validEnd}, nil
+	return Summary{Path: path, Since: st.header.Since, Before: st.header.Before, MerchantID: st.header.MerchantID, Counts: st.end.Counts, SHA256: st.end.SHA256, Bytes: st.validEnd}, nil
 }

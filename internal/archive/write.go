@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/tollgatehq/tollgate/internal/store"
+	"github.com/tollgatehq/tollgate/internal/tenant"
 )
 
 // DefaultBatch is how many records one batch (one gzip member) holds.
@@ -21,8 +22,9 @@ const DefaultBatch = 1000
 
 // Options selects what Write archives.
 type Options struct {
-	// Before: usage events whose timestamp, and feed events recorded, before it.
-	Before time.Time
+	// Before: usage events whose timestamp, and feed events recorded, before
+	// it; and, unless Since is zero, at Since or after.
+	Since, Before time.Time
 	// MerchantID "" archives every merchant's.
 	MerchantID string
 	// Batch is the number of records per batch; 0 is DefaultBatch. A
@@ -34,6 +36,7 @@ type Options struct {
 // Summary is what an archive holds, once written or verified.
 type Summary struct {
 	Path       string           `json:"path"`
+	Since      *string          `json:"since"`
 	Before     string           `json:"before"`
 	MerchantID *string          `json:"merchant_id"`
 	Counts     map[string]int64 `json:"counts"`
@@ -95,6 +98,10 @@ func Write(ctx context.Context, q store.Querier, path string, o Options, progres
 		o.Batch = DefaultBatch
 	}
 	h := Header{Kind: KindHeader, Format: Format, Before: wireTime(o.Before)}
+	if !o.Since.IsZero() {
+		since := wireTime(o.Since)
+		h.Since = &since
+	}
 	if o.MerchantID != "" {
 		h.MerchantID = &o.MerchantID
 	}
@@ -108,9 +115,10 @@ func Write(ctx context.Context, q store.Querier, path string, o Options, progres
 		return Summary{}, fmt.Errorf("%s: %w", path, err)
 	}
 	if st.header != nil && !sameHeader(*st.header, h) {
-		return Summary{}, fmt.Errorf("%s is an archive of other options (before %s, merchant %s); give another --out", path, st.header.Before, orAll(st.header.MerchantID))
+		return Summary{}, fmt.Errorf("%s is an archive of other options (since %s, before %s, merchant %s); give another --out", path,
+			orAll(st.header.Since), st.header.Before, orAll(st.header.MerchantID))
 	}
-	sum := Summary{Path: path, Before: h.Before, MerchantID: h.MerchantID, Resumed: st.counts[KindMeterEvent] + st.counts[KindEvent]}
+	sum := Summary{Path: path, Since: h.Since, Before: h.Before, MerchantID: h.MerchantID, Resumed: st.counts[KindMeterEvent] + st.counts[KindEvent]}
 	if st.end != nil {
 		sum.Counts, sum.SHA256, sum.Bytes, sum.AlreadyComplete = st.end.Counts, st.end.SHA256, st.validEnd, true
 		return sum, nil
@@ -131,7 +139,7 @@ func Write(ctx context.Context, q store.Querier, path string, o Options, progres
 			return Summary{}, err
 		}
 	}
-	sc := scope{before: o.Before, merchant: o.MerchantID}
+	sc := scope{since: o.Since, before: o.Before, merchant: o.MerchantID}
 	if st.phase != KindEvent {
 		if err := writeMeterEvents(ctx, q, w, sc, st.after, o.Batch, progress); err != nil {
 			return Summary{}, err
@@ -160,11 +168,27 @@ func Write(ctx context.Context, q store.Querier, path string, o Options, progres
 	return sum, f.Close()
 }
 
+// writeMeterEvents writes the usage events after `after`, merchant by
+// merchant, a member per batch.
 func writeMeterEvents(ctx context.Context, q store.Querier, w *out, sc scope, after cursor, batch int, progress func(string, int64)) error {
-	for {
-		rows, err := meterEvents(ctx, q, sc, after, batch)
-		if err != nil || len(rows) == 0 {
+	var err error
+	if after.merchant == "" {
+		if after.merchant, err = nextMerchant(ctx, q, sc, ""); err != nil {
 			return err
+		}
+	}
+	for after.merchant != "" {
+		rows, err := meterEvents(ctx, q, sc, after, batch)
+		if err != nil {
+			return err
+		}
+		if len(rows) == 0 {
+			m, err := nextMerchant(ctx, q, sc, after.merchant)
+			if err != nil {
+				return err
+			}
+			after = cursor{merchant: m}
+			continue
 		}
 		lines := make([][]byte, len(rows))
 		for i := range rows {
@@ -176,21 +200,54 @@ func writeMeterEvents(ctx context.Context, q store.Querier, w *out, sc scope, af
 			return err
 		}
 		w.counts[KindMeterEvent] += int64(len(rows))
-		last := rows[len(rows)-1]
-		if after, err = meterEventCursor(&last); err != nil {
+		if after, err = meterEventCursor(&rows[len(rows)-1]); err != nil {
 			return err
 		}
 		if progress != nil {
 			progress(KindMeterEvent, w.counts[KindMeterEvent])
 		}
 	}
+	return nil
 }
 
+// nextMode is the mode after mode in a merchant's feed: live, then test
+// ("" starts, "" ends).
+func nextMode(mode string) string {
+	switch mode {
+	case "":
+		return string(tenant.Live)
+	case string(tenant.Live):
+		return string(tenant.Test)
+	}
+	return ""
+}
+
+// writeFeedEvents writes the feed events after `after`, merchant by
+// merchant and mode by mode, a member per batch.
 func writeFeedEvents(ctx context.Context, q store.Querier, w *out, sc scope, after cursor, batch int, progress func(string, int64)) error {
-	for {
-		rows, err := feedEvents(ctx, q, sc, after, batch)
-		if err != nil || len(rows) == 0 {
+	var err error
+	if after.merchant == "" {
+		if after.merchant, err = nextMerchant(ctx, q, sc, ""); err != nil {
 			return err
+		}
+		after.mode = nextMode("")
+	}
+	for after.merchant != "" {
+		rows, err := feedEvents(ctx, q, sc, after, batch)
+		if err != nil {
+			return err
+		}
+		if len(rows) == 0 {
+			if mode := nextMode(after.mode); mode != "" {
+				after = cursor{merchant: after.merchant, mode: mode}
+				continue
+			}
+			m, err := nextMerchant(ctx, q, sc, after.merchant)
+			if err != nil {
+				return err
+			}
+			after = cursor{merchant: m, mode: nextMode("")}
+			continue
 		}
 		lines := make([][]byte, len(rows))
 		for i := range rows {
@@ -208,14 +265,14 @@ func writeFeedEvents(ctx context.Context, q store.Querier, w *out, sc scope, aft
 				w.counts[CountAttempts] += int64(len(d.History))
 			}
 		}
-		last := rows[len(rows)-1]
-		if after, err = eventCursor(&last); err != nil {
+		if after, err = eventCursor(&rows[len(rows)-1]); err != nil {
 			return err
 		}
 		if progress != nil {
 			progress(KindEvent, w.counts[KindEvent])
 		}
 	}
+	return nil
 }
 
 func meterEventCursor(l *MeterEventLine) (cursor, error) {
@@ -225,7 +282,11 @@ func meterEventCursor(l *MeterEventLine) (cursor, error) {
 
 func eventCursor(l *EventLine) (cursor, error) {
 	t, err := parseTime("recorded_at", l.RecordedAt)
-	return cursor{merchant: l.MerchantID, id: l.ID, at: t}, err
+	mode := tenant.Test
+	if l.Livemode {
+		mode = tenant.Live
+	}
+	return cursor{merchant: l.MerchantID, mode: string(mode), id: l.ID, at: t}, err
 }
 
 func newCounts() map[string]int64 {
@@ -237,7 +298,7 @@ func newSum() hash.Hash { return sha256.New() }
 func wireTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000000Z") }
 
 func sameHeader(a, b Header) bool {
-	return a.Before == b.Before && orAll(a.MerchantID) == orAll(b.MerchantID)
+	return orAll(a.Since) == orAll(b.Since) && a.Before == b.Before && orAll(a.MerchantID) == orAll(b.MerchantID)
 }
 
 func orAll(m *string) string {
