@@ -8,6 +8,8 @@ package overview
 
 import (
 	"context"
+	"fmt"
+	"math/big"
 	"time"
 
 	"github.com/tollgatehq/tollgate/internal/money"
@@ -53,15 +55,72 @@ const revenueSQL = `SELECT (created_at AT TIME ZONE 'UTC')::date AS day, sum(amo
 	GROUP BY 1`
 
 // subscriptionsSQL reads the live subscriptions only (the partial index
-// subscriptions_live holds just those).
-const subscriptionsSQL = `SELECT
-		count(*) FILTER (WHERE status = 'active') AS active,
-		count(*) FILTER (WHERE status = 'past_due') AS past_due,
-		coalesce(floor(sum(amount * CASE interval WHEN 'week' THEN 52 WHEN 'biweekly' THEN 26 WHEN 'custom' THEN 365 ELSE 1 END
-			/ CASE interval WHEN 'year' THEN 12 WHEN 'week' THEN 12 WHEN 'biweekly' THEN 12 WHEN 'custom' THEN 12 * interval_days ELSE 1 END)
-			FILTER (WHERE status = 'active' AND usage_type = 'licensed')), 0)::bigint AS mrr,
-		count(*) FILTER (WHERE status = 'active' AND cancel_at IS NULL AND current_period_end < $3) AS renewals_due
-	FROM subscriptions WHERE merchant_id = $1 AND mode = $2 AND status IN ('active', 'past_due')`
+// subscriptions_live holds just those), grouped by what their figures
+// depend on: the database only counts and sums each row, and the few
+// groups' monthly amounts are worked out in Go (per-row arithmetic on
+// numeric amounts cost the statement most of its time).
+const subscriptionsSQL = `SELECT status, interval, interval_days, usage_type, count(*) AS n, sum(amount) AS amount,
+		count(*) FILTER (WHERE cancel_at IS NULL AND current_period_end < $3) AS renewals_due
+	FROM subscriptions WHERE merchant_id = $1 AND mode = $2 AND status IN ('active', 'past_due')
+	GROUP BY status, interval, interval_days, usage_type`
+
+// subscriptionGroup is one row of subscriptionsSQL.
+type subscriptionGroup struct {
+	Status       string `db:"status"`
+	Interval     string `db:"interval"`
+	IntervalDays *int64 `db:"interval_days"`
+	UsageType    string `db:"usage_type"`
+	N            int    `db:"n"`
+	AmountText   string `db:"amount"`
+	RenewalsDue  int    `db:"renewals_due"`
+}
+
+// perMonth is the factor turning an amount per interval into one per
+// month: a year's is a twelfth, a week's 52/12, a custom interval's
+// 365/(12 × its days). A custom interval without days counts nothing.
+func perMonth(interval string, days *int64) *big.Rat {
+	switch interval {
+	case "year":
+		return big.NewRat(1, 12)
+	case "week":
+		return big.NewRat(52, 12)
+	case "biweekly":
+		return big.NewRat(26, 12)
+	case "custom":
+		if days == nil || *days <= 0 {
+			return new(big.Rat)
+		}
+		return big.NewRat(365, 12**days)
+	}
+	return big.NewRat(1, 1)
+}
+
+// addSubscriptions adds the live subscriptions' groups to o.
+func (o *Overview) addSubscriptions(groups []subscriptionGroup) error {
+	mrr := new(big.Rat)
+	for _, g := range groups {
+		if g.Status != "active" {
+			o.PastDue += g.N
+			continue
+		}
+		o.Active += g.N
+		o.RenewalsDue += g.RenewalsDue
+		if g.UsageType != "licensed" {
+			continue
+		}
+		sum, ok := new(big.Int).SetString(g.AmountText, 10)
+		if !ok {
+			return fmt.Errorf("overview: subscription amounts sum to %q", g.AmountText)
+		}
+		mrr.Add(mrr, new(big.Rat).Mul(new(big.Rat).SetInt(sum), perMonth(g.Interval, g.IntervalDays)))
+	}
+	floor := new(big.Int).Quo(mrr.Num(), mrr.Denom())
+	if !floor.IsInt64() {
+		return fmt.Errorf("overview: monthly recurring revenue %s out of range", floor)
+	}
+	o.MRR = money.Amount(floor.Int64())
+	return nil
+}
 
 // failedSQL counts failed charges by the time events show (the test clock
 // in test mode), through the partial index events_payment_failed.
@@ -93,16 +152,13 @@ func Get(ctx context.Context, q store.Querier, s tenant.Scope, now time.Time) (O
 		}
 		o.Total = total
 	}
-	var subs struct {
-		Active      int          `db:"active"`
-		PastDue     int          `db:"past_due"`
-		MRR         money.Amount `db:"mrr"`
-		RenewalsDue int          `db:"renewals_due"`
-	}
-	if err := q.GetContext(ctx, &subs, subscriptionsSQL, s.MerchantID, s.Mode, now.Add(RenewalWindow)); err != nil {
+	var groups []subscriptionGroup
+	if err := q.SelectContext(ctx, &groups, subscriptionsSQL, s.MerchantID, s.Mode, now.Add(RenewalWindow)); err != nil {
 		return o, store.Translate(err)
 	}
-	o.Active, o.PastDue, o.MRR, o.RenewalsDue = subs.Active, subs.PastDue, subs.MRR, subs.RenewalsDue
+	if err := o.addSubscriptions(groups); err != nil {
+		return o, err
+	}
 	if err := q.GetContext(ctx, &o.FailedCharges, failedSQL, s.MerchantID, s.Mode, now.AddDate(0, 0, -Days)); err != nil {
 		return o, store.Translate(err)
 	}
