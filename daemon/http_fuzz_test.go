@@ -89,6 +89,9 @@ var fuzzRoutes = []fuzzRoute{
 	{"GET", "/dashboard/customers/{}", "query"},
 	{"POST", "/checkout/{}/authorization?coupon=%00%E2%80%AEcode", "json"},
 	{"POST", "/portal/{ps}/subscriptions/{}/undo-cancel", "form"},
+	{"GET", "/dashboard/webhooks/{}", "query"},
+	{"POST", "/dashboard/webhooks/{}/deliveries/x/resend", "form"},
+	{"POST", "/dashboard/payments/{}/refund", "form"},
 }
 
 // FuzzHTTP drives the daemon's handlers, over a real database, with
@@ -110,6 +113,7 @@ func FuzzHTTP(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
+	dashCSRF := "csrf_token=" + web.CSRFToken(dash.Token)
 	inv, err := c.CreateInvoice(ctx, client.InvoiceParams{Amount: "1000000", Description: "Fuzz"})
 	if err != nil {
 		f.Fatal(err)
@@ -213,6 +217,11 @@ func FuzzHTTP(f *testing.F) {
 		{fuzzRouteN("GET", "/dashboard/customers"), "", "before=yesterday", ""},
 		{fuzzRouteN("GET", "/dashboard/customers/{}"), cus, "", ""},
 		{fuzzRouteN("GET", "/dashboard/customers/{}"), "cus_\xff", "", ""},
+		{fuzzRouteN("GET", "/dashboard/webhooks/{}"), "we_x", "before=2026-01-01T00:00:00.000000123Z&limit=3", ""},
+		{fuzzRouteN("GET", "/dashboard/webhooks/{}"), "we_\x00", "limit=0", ""},
+		{fuzzRouteN("POST", "/dashboard/webhooks/{}/deliveries/x/resend"), "we_x", dashCSRF, ""},
+		{fuzzRouteN("POST", "/dashboard/payments/{}/refund"), "pay_x", dashCSRF + "&amount=2usdc&reason=r", ""},
+		{fuzzRouteN("POST", "/dashboard/payments/{}/refund"), "pay_x", dashCSRF + "&confirm=yes&amount=%00&valid_before=99999999999999999999&signature=0xzz&key=ref", ""},
 	} {
 		f.Add(s.route, s.seg, []byte(s.input), s.header)
 	}
