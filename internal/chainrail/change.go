@@ -32,7 +32,9 @@ import (
 // renewal (renewalMargin before it) and the proration falls in the contract
 // period before that one. The renewal then finds a fresh period with the
 // whole cap, and each later renewal, at least one contract period after
-// the one before, another.
+// the one before, another. A change in the last two minutes of a period is
+// refused (changeWindow): its activation might not land before the
+// renewal.
 
 // PlanChange is the subscription change a re-authorization carries: the
 // subscription, when the change takes effect (now or period_end), and the
@@ -54,10 +56,10 @@ const submitSlack = time.Minute
 
 // changeStart is the start of a changed plan whose subscription renews
 // until after head (both in chain seconds): a contract period boundary at
-// the renewal less the margin (or half the time left, when less is left),
-// and the latest such start not after head.
+// the renewal less the margin (or a quarter of the time left, when less is
+// left), and the latest such start not after head.
 func changeStart(head, until, period uint64) uint64 {
-	margin := min(uint64(renewalMargin/time.Second), until/2)
+	margin := min(uint64(renewalMargin/time.Second), until/4)
 	boundary := head + until - margin
 	k := max(1, (boundary-head+period-1)/period)
 	if boundary < k*period {
@@ -72,7 +74,10 @@ func changeStart(head, until, period uint64) uint64 {
 // next renewal).
 func (r *Rail) ChangeTerms(ctx context.Context, payer, payee common.Address, capPerPeriod money.Amount, periodSeconds uint64,
 	untilRenewal time.Duration) (PlanTerms, error) {
-	until := uint64(max(untilRenewal, time.Second) / time.Second)
+	if err := changeWindow(untilRenewal); err != nil {
+		return PlanTerms{}, err
+	}
+	until := uint64(untilRenewal / time.Second)
 	return r.planTerms(ctx, payer, payee, capPerPeriod, periodSeconds, func(head uint64) uint64 {
 		return changeStart(head, until, periodSeconds)
 	})
@@ -85,6 +90,9 @@ func (r *Rail) ChangeTerms(ctx context.Context, payer, payee common.Address, cap
 // with invalid_request naming the field.
 func (r *Rail) CheckChangePlan(ctx context.Context, p chain.Plan, payee common.Address, capPerPeriod money.Amount, periodSeconds uint64,
 	untilRenewal time.Duration) error {
+	if err := changeWindow(untilRenewal); err != nil {
+		return err
+	}
 	if err := r.checkTerms(p, payee, capPerPeriod, periodSeconds); err != nil {
 		return err
 	}
@@ -98,9 +106,18 @@ func (r *Rail) CheckChangePlan(ctx context.Context, p chain.Plan, payee common.A
 	}
 	start, period := p.Start.Uint64(), periodSeconds
 	mined := head.Time + uint64(submitSlack/time.Second)
-	renewal := head.Time + uint64(max(untilRenewal, 0)/time.Second)
+	renewal := head.Time + uint64(untilRenewal/time.Second)
 	if (mined-start)/period >= (renewal-start)/period {
 		return apperr.Field("plan.start", "must put the renewal in a later contract period than the change: sign the terms again")
+	}
+	return nil
+}
+
+// changeWindow refuses a change whose subscription renews too soon for
+// the new plan's activation to land before the renewal.
+func changeWindow(untilRenewal time.Duration) error {
+	if untilRenewal < 2*submitSlack {
+		return apperr.Field("at", "the current period ends in less than %s: authorize the new plan once the subscription has renewed", 2*submitSlack)
 	}
 	return nil
 }
