@@ -186,6 +186,16 @@ func TestLiveChangeNowAboveAuthorization(t *testing.T) {
 		t.Fatal("a wrong signature cost gas")
 	}
 
+	var tampered map[string]any
+	if err := json.Unmarshal([]byte(e.signedPlan(e.payer, terms)), &tampered); err != nil {
+		t.Fatal(err)
+	}
+	tampered["plan"].(map[string]any)["capPerPeriod"] = "5000000"
+	tb, _ := json.Marshal(tampered)
+	if code, out := e.postChange(page, string(tb)); code != 400 || !contains(errorMessage(out), "plan.capPerPeriod") {
+		t.Fatalf("a plan capped at the old amount: %d %v", code, out)
+	}
+
 	// Double submits and other signed plans, all at once: one activation.
 	body := e.signedPlan(e.payer, terms)
 	_, terms2 := e.changeTerms(page, e.payer)
