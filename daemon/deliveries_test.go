@@ -384,23 +384,35 @@ func TestEventRetention(t *testing.T) {
 	m := b.merchant("acme")
 	b.endpoint(m, rc.URL)
 	s := tenant.Scope{MerchantID: m, Mode: tenant.Test}
+	// Months of their own in place of the migration's partition of the
+	// feed as it stood (empty here: it covers every time up to next month).
+	now := time.Now()
+	ev := partitions.Events()
+	thisMonth := ev.Start(now)
+	lastMonth := "events_p" + ev.Start(thisMonth.Add(-time.Hour)).Format("20060102")
+	if _, err := b.db.Exec(`DROP TABLE events_p00000000`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.db.Exec(`SELECT partition_add('events', 'created_at', $1, $2)`, ev.Start(thisMonth.Add(-time.Hour)), thisMonth); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := partitions.Ensure(context.Background(), b.db, now); err != nil {
+		t.Fatal(err)
+	}
 	old := emit(t, b.db, s, "invoice.paid", map[string]any{})
 	recent := emit(t, b.db, s, "invoice.paid", map[string]any{})
 	settled(t, b.db, old.ID, 10*time.Second)
 	settled(t, b.db, recent.ID, 10*time.Second)
-	// Into last month's partition (made by the migration).
+	// Into last month's partition.
 	if _, err := b.db.Exec(`UPDATE events SET created_at = date_trunc('month', now(), 'UTC') - interval '1 day' WHERE id = $1`, old.ID); err != nil {
 		t.Fatal(err)
 	}
-	now := time.Now()
-	thisMonth := partitions.Events().Start(now)
 	// A retention that ends at the start of this month: last month is past it.
 	retention := now.Sub(thisMonth)
 	if _, err := b.db.Exec(`UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = now() + interval '1 day' WHERE event_id = $1`, old.ID); err != nil {
 		t.Fatal(err)
 	}
 	out, err := partitions.Drop(context.Background(), b.db, partitions.Events(), retention, now)
-	lastMonth := "events_p" + partitions.Events().Start(thisMonth.Add(-time.Hour)).Format("20060102")
 	if err != nil || len(out.Kept) != 1 || out.Kept[0].Name != lastMonth {
 		t.Fatalf("with a pending delivery: %+v, %v", out, err)
 	}

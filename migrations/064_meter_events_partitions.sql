@@ -66,18 +66,26 @@ BEGIN
 END
 $$;
 
-ALTER TABLE meter_events RENAME TO meter_events_unpartitioned;
-ALTER TABLE meter_events_unpartitioned RENAME CONSTRAINT meter_events_pkey TO meter_events_unpartitioned_pkey;
-ALTER INDEX meter_events_usage RENAME TO meter_events_unpartitioned_usage;
+-- The table as it stands becomes the partition of everything before next
+-- week (meter_events_p00000000, from MINVALUE), attached rather than
+-- copied: its indexes match the new table's and are adopted as they are,
+-- so the conversion costs one read of the table (to check its rows fit
+-- the range), not a rewrite. Weekly partitions start next week; the old
+-- partition is dropped whole once all of it is past the retention.
+-- Events stamped at or after next week (a test clock run ahead) move to
+-- the new partitions.
+ALTER TABLE meter_events RENAME TO meter_events_p00000000;
+ALTER TABLE meter_events_p00000000 RENAME CONSTRAINT meter_events_pkey TO meter_events_p00000000_pkey;
+ALTER INDEX meter_events_usage RENAME TO meter_events_usage_p00000000;
 
 CREATE TABLE meter_events (
     merchant_id      text NOT NULL,
-    mode             text NOT NULL CHECK (mode IN ('test', 'live')),
+    mode             text NOT NULL CONSTRAINT meter_events_mode_check CHECK (mode IN ('test', 'live')),
     id               text NOT NULL,
     meter_id         text NOT NULL,
     -- NULL: an event without a customer, stored but counted for nobody.
     customer_id      text,
-    value            bigint NOT NULL CHECK (value >= 0),
+    value            bigint NOT NULL CONSTRAINT meter_events_value_check CHECK (value >= 0),
     event_timestamp  timestamptz NOT NULL,
     properties       jsonb,
     idempotency_key  text,
@@ -88,31 +96,20 @@ CREATE TABLE meter_events (
 CREATE INDEX meter_events_usage ON meter_events (merchant_id, mode, customer_id, meter_id, event_timestamp);
 CREATE TABLE meter_events_default PARTITION OF meter_events DEFAULT;
 
--- One partition per week from the oldest stored event's week (at most two
--- years back: older events share one partition, dropped whole) to six
--- weeks ahead, then the events are copied over. The copy rewrites the
--- table once, in this transaction.
 DO $$
 DECLARE
-    now_week timestamptz := date_trunc('week', now(), 'UTC');
-    floor_week timestamptz := now_week - interval '104 weeks';
-    first_week timestamptz;
+    next_week timestamptz := date_trunc('week', now(), 'UTC') + interval '1 week';
     w timestamptz;
 BEGIN
-    SELECT date_trunc('week', min(event_timestamp), 'UTC') INTO first_week FROM meter_events_unpartitioned;
-    first_week := LEAST(coalesce(first_week, now_week), now_week - interval '6 weeks');
-    IF first_week < floor_week THEN
-        EXECUTE format('CREATE TABLE meter_events_p00000000 PARTITION OF meter_events FOR VALUES FROM (MINVALUE) TO (%L)', floor_week);
-        first_week := floor_week;
-    END IF;
-    w := first_week;
-    WHILE w <= now_week + interval '6 weeks' LOOP
+    CREATE TEMP TABLE meter_events_ahead ON COMMIT DROP AS
+        WITH d AS (DELETE FROM meter_events_p00000000 WHERE event_timestamp >= next_week RETURNING *) SELECT * FROM d;
+    EXECUTE format('ALTER TABLE meter_events ATTACH PARTITION meter_events_p00000000 FOR VALUES FROM (MINVALUE) TO (%L)', next_week);
+    w := next_week;
+    WHILE w <= next_week + interval '6 weeks' LOOP
         PERFORM partition_add('meter_events', 'event_timestamp', w, w + interval '1 week');
         w := w + interval '1 week';
     END LOOP;
+    INSERT INTO meter_events SELECT * FROM meter_events_ahead;
+    DROP TABLE meter_events_ahead;
 END
 $$;
-
-INSERT INTO meter_events SELECT merchant_id, mode, id, meter_id, customer_id, value, event_timestamp, properties,
-    idempotency_key, created_at, cancelled_at FROM meter_events_unpartitioned;
-DROP TABLE meter_events_unpartitioned;

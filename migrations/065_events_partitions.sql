@@ -23,23 +23,31 @@
 -- There is no default partition: with one, PostgreSQL cannot read the
 -- months in order (the default could hold any time), and the live feed's
 -- first page would probe every month instead of the newest. Events are
--- written at the database's now, so months made ahead (three, by the
--- migration and then by the job runner every few hours, and at start)
--- cover every write.
+-- written at the database's now, so months made ahead (by the migration
+-- and then by the job runner every few hours, and at start) cover every
+-- write.
 
 ALTER TABLE webhook_deliveries DROP CONSTRAINT webhook_deliveries_merchant_id_event_id_fkey;
 
-ALTER TABLE events RENAME TO events_unpartitioned;
-ALTER TABLE events_unpartitioned RENAME CONSTRAINT events_pkey TO events_unpartitioned_pkey;
-ALTER INDEX events_list RENAME TO events_unpartitioned_list;
-ALTER INDEX events_test_feed RENAME TO events_unpartitioned_test_feed;
-ALTER INDEX events_payment_failed RENAME TO events_unpartitioned_payment_failed;
+-- As with usage events, the table as it stands becomes the partition of
+-- everything before next month (events_p00000000, from MINVALUE),
+-- attached with its indexes rather than copied; months start next month.
+-- It keeps its seq values; the new table's sequence continues after them.
+ALTER TABLE events RENAME TO events_p00000000;
+-- The one index built again: the key gains created_at. The feed is kept
+-- a month by default, so this table is small.
+ALTER TABLE events_p00000000 DROP CONSTRAINT events_pkey;
+ALTER TABLE events_p00000000 ADD CONSTRAINT events_p00000000_pkey PRIMARY KEY (merchant_id, id, created_at);
+ALTER INDEX events_list RENAME TO events_list_p00000000;
+ALTER INDEX events_test_feed RENAME TO events_test_feed_p00000000;
+ALTER INDEX events_payment_failed RENAME TO events_payment_failed_p00000000;
+ALTER TABLE events_p00000000 ALTER COLUMN seq DROP IDENTITY;
 -- Retention walked this index to delete old events; it drops months now.
 DROP INDEX events_created;
 
 CREATE TABLE events (
     merchant_id  text NOT NULL,
-    mode         text NOT NULL CHECK (mode IN ('test', 'live')),
+    mode         text NOT NULL CONSTRAINT events_mode_check CHECK (mode IN ('test', 'live')),
     id           text NOT NULL,
     seq          bigint GENERATED ALWAYS AS IDENTITY,
     type         text NOT NULL,
@@ -52,32 +60,17 @@ CREATE INDEX events_list ON events (merchant_id, mode, created_at DESC, seq DESC
 CREATE INDEX events_test_feed ON events (merchant_id, occurred_at DESC, seq DESC) WHERE mode = 'test';
 CREATE INDEX events_payment_failed ON events (merchant_id, mode, occurred_at) WHERE type = 'subscription.payment_failed';
 
--- A month per month from the oldest stored event's (at most two years
--- back: older ones share one partition; at least two months back) to
--- three months ahead; then the
--- events are copied with their seq, and the sequence continues after it.
 DO $$
 DECLARE
-    now_month timestamptz := date_trunc('month', now(), 'UTC');
-    floor_month timestamptz := now_month - interval '24 months';
-    first_month timestamptz;
+    next_month timestamptz := date_trunc('month', now(), 'UTC') + interval '1 month';
     m timestamptz;
 BEGIN
-    SELECT date_trunc('month', min(created_at), 'UTC') INTO first_month FROM events_unpartitioned;
-    first_month := LEAST(coalesce(first_month, now_month), now_month - interval '2 months');
-    IF first_month < floor_month THEN
-        EXECUTE format('CREATE TABLE events_p00000000 PARTITION OF events FOR VALUES FROM (MINVALUE) TO (%L)', floor_month);
-        first_month := floor_month;
-    END IF;
-    m := first_month;
-    WHILE m <= now_month + interval '3 months' LOOP
+    EXECUTE format('ALTER TABLE events ATTACH PARTITION events_p00000000 FOR VALUES FROM (MINVALUE) TO (%L)', next_month);
+    m := next_month;
+    WHILE m <= next_month + interval '3 months' LOOP
         PERFORM partition_add('events', 'created_at', m, m + interval '1 month');
         m := m + interval '1 month';
     END LOOP;
+    PERFORM setval(pg_get_serial_sequence('events', 'seq'), greatest((SELECT max(seq) FROM events_p00000000), 1));
 END
 $$;
-
-INSERT INTO events (merchant_id, mode, id, seq, type, data, created_at, occurred_at) OVERRIDING SYSTEM VALUE
-SELECT merchant_id, mode, id, seq, type, data, created_at, occurred_at FROM events_unpartitioned;
-SELECT setval(pg_get_serial_sequence('events', 'seq'), greatest((SELECT max(seq) FROM events_unpartitioned), 1));
-DROP TABLE events_unpartitioned;

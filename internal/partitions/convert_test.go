@@ -9,6 +9,7 @@ import (
 	"github.com/tollgatehq/tollgate/internal/events"
 	"github.com/tollgatehq/tollgate/internal/metering"
 	"github.com/tollgatehq/tollgate/internal/page"
+	"github.com/tollgatehq/tollgate/internal/partitions"
 	"github.com/tollgatehq/tollgate/internal/store"
 	"github.com/tollgatehq/tollgate/internal/tenant"
 	"github.com/tollgatehq/tollgate/internal/testdb"
@@ -45,6 +46,27 @@ func open(t *testing.T, url string) *store.DB {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// withoutLegacy drops the partitions the migrations made of the tables as
+// they stood (empty in a new database: they cover every time before next
+// week and month), and makes the periods around now in their place, so a
+// test can lay out old periods of its own.
+func withoutLegacy(t *testing.T, db *store.DB, now time.Time) {
+	t.Helper()
+	ctx := context.Background()
+	for _, name := range []string{"meter_events_p00000000", "events_p00000000"} {
+		var empty bool
+		if err := db.GetContext(ctx, &empty, `SELECT NOT EXISTS (SELECT 1 FROM `+name+`)`); err != nil || !empty {
+			t.Fatalf("%s: empty %v, %v", name, empty, err)
+		}
+		if _, err := db.ExecContext(ctx, `DROP TABLE `+name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := partitions.Ensure(ctx, db, now); err != nil {
+		t.Fatal(err)
+	}
+}
 
 // The migrations convert a database holding data written before them, in
 // place: usage (with a cancelled event and idempotency keys), the feed
@@ -114,6 +136,11 @@ func TestMigrationConvertsDataInPlace(t *testing.T) {
 		t.Fatalf("partitioned tables %v", kinds)
 	}
 
+	// The rows stored before are one partition, attached, not copied.
+	var legacy int
+	if err := db.GetContext(ctx, &legacy, `SELECT count(*) FROM meter_events_p00000000`); err != nil || legacy != 30 {
+		t.Fatalf("%d events in the partition of the old table: %v", legacy, err)
+	}
 	usageAfter, err := metering.Usage(ctx, db, s, customer, metering.UsageInput{Meter: m.ID, From: &from, To: &to, Window: metering.Day}, time.Now())
 	if err != nil {
 		t.Fatal(err)

@@ -78,7 +78,14 @@ const lockTimeout = "5s"
 func Ensure(ctx context.Context, db *store.DB, now time.Time) ([]string, error) {
 	var made []string
 	for _, t := range Tables() {
+		have, err := List(ctx, db, t.Name)
+		if err != nil {
+			return made, err
+		}
 		for p := t.Start(now.Add(-t.Behind)); !p.After(now.Add(t.Ahead)); p = t.Next(p) {
+			if covered(have, p, t.Next(p)) {
+				continue
+			}
 			var ok bool
 			err := db.InTx(ctx, func(tx *store.Tx) error {
 				if _, err := tx.ExecContext(ctx, `SET LOCAL lock_timeout = '`+lockTimeout+`'`); err != nil {
@@ -95,6 +102,18 @@ func Ensure(ctx context.Context, db *store.DB, now time.Time) ([]string, error) 
 		}
 	}
 	return made, nil
+}
+
+// covered reports whether a partition of ps overlaps [lo, hi): the one a
+// migration made of the rows stored before it covers every period up to
+// its end.
+func covered(ps []Partition, lo, hi time.Time) bool {
+	for _, p := range ps {
+		if (p.Start == nil || p.Start.Before(hi)) && p.End.After(lo) {
+			return true
+		}
+	}
+	return false
 }
 
 // Partition is one range partition of a table; the default partition is

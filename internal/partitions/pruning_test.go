@@ -27,19 +27,17 @@ func TestRecentQueriesReadRecentPartitions(t *testing.T) {
 	db := testdb.Open(t)
 	now := time.Now().UTC()
 	me, ev := partitions.MeterEvents(), partitions.Events()
+	withoutLegacy(t, db, now)
 	// Old weeks and months, holding rows, as a database kept a year has.
 	for w := me.Start(now.AddDate(0, 0, -7*30)); w.Before(me.Start(now.AddDate(0, 0, -7*8))); w = me.Next(w) {
 		if _, err := db.ExecContext(ctx, `SELECT partition_add('meter_events', 'event_timestamp', $1, $2)`, w, me.Next(w)); err != nil {
 			t.Fatal(err)
 		}
 	}
-	for m := ev.Start(now.AddDate(0, -6, 0)); m.Before(ev.Start(now.AddDate(0, -1, 0))); m = ev.Next(m) {
+	for m := ev.Start(now.AddDate(0, -6, 0)); m.Before(ev.Start(now)); m = ev.Next(m) {
 		if _, err := db.ExecContext(ctx, `SELECT partition_add('events', 'created_at', $1, $2)`, m, ev.Next(m)); err != nil {
 			t.Fatal(err)
 		}
-	}
-	if _, err := partitions.Ensure(ctx, db, now); err != nil {
-		t.Fatal(err)
 	}
 	_, err := db.ExecContext(ctx, `
 		INSERT INTO meter_events (merchant_id, mode, id, meter_id, customer_id, value, event_timestamp, idempotency_key)

@@ -59,6 +59,7 @@ func TestRetentionDropsRatedWeeksAndKeepsSummaries(t *testing.T) {
 	s, meterID := usageSetup(t, db, "mch_ret")
 	now := time.Now().UTC()
 	me := partitions.MeterEvents()
+	withoutLegacy(t, db, now)
 	// Usage of 60 weeks ago, sent then (a database kept over a year).
 	then := now.AddDate(0, 0, -7*60)
 	for w := me.Start(then.AddDate(0, 0, -7*6)); w.Before(me.Start(now.AddDate(0, 0, -7*6))); w = me.Next(w) {
@@ -141,6 +142,15 @@ func TestRetentionDropsRatedWeeksAndKeepsSummaries(t *testing.T) {
 	}
 }
 
+// withoutLegacyUsage drops the usage partition the migration made of the
+// table before it, and the events in it.
+func withoutLegacyUsage(t *testing.T, db *store.DB) {
+	t.Helper()
+	if _, err := db.ExecContext(context.Background(), `DROP TABLE meter_events_p00000000`); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // Partitions exist from the oldest accepted backdate on, so events sent
 // that late land in their week; events stamped by a test clock advanced
 // past the weeks made ahead land in the default partition, and move into
@@ -167,14 +177,24 @@ func TestEnsureCoversBackdatesAndMovesClockedEvents(t *testing.T) {
 	}
 	me := partitions.MeterEvents()
 	week := func(at time.Time) string { return "meter_events_p" + me.Start(at).Format("20060102") }
-	if got := where(); len(got) != 2 || got[0] != week(now.Add(-metering.MaxAge)) || got[1] != "meter_events_default" {
+	// The backdated event is in the partition the migration made of the
+	// table before it, which covers up to next week.
+	if got := where(); len(got) != 2 || got[0] != "meter_events_p00000000" || got[1] != "meter_events_default" {
+		t.Fatalf("events in %v", got)
+	}
+	withoutLegacyUsage(t, db)
+	if made, err := partitions.Ensure(ctx, db, now); err != nil || len(made) < 6 {
+		t.Fatalf("made %v in place of the first partition: %v", made, err)
+	}
+	ingest(t, db, s, now, now.Add(-metering.MaxAge+time.Second))
+	if got := where(); len(got) != 2 || got[0] != week(now.Add(-metering.MaxAge)) {
 		t.Fatalf("events in %v", got)
 	}
 	made, err := partitions.Ensure(ctx, db, advanced)
 	if err != nil || len(made) < 5 {
 		t.Fatalf("made %v: %v", made, err)
 	}
-	if got := where(); got[1] != week(advanced) {
+	if got := where(); got[len(got)-1] != week(advanced) {
 		t.Fatalf("events in %v after making %v", got, made)
 	}
 }
