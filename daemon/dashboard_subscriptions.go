@@ -92,7 +92,7 @@ func (s *Server) dashSubscriptionOf(ctx context.Context, d dashRequest, x subscr
 	if x.Live() {
 		// As the portal: a charge that cannot be previewed is left out,
 		// the page is still the subscription's.
-		if up, err := subscriptions.Upcoming(ctx, s.db, d.Scope(), x.ID, now); err == nil {
+		if up, err := subscriptions.UpcomingOf(ctx, s.db, x, now); err == nil {
 			v.Next = chargeOf(up, x.Metered() || x.Status == subscriptions.PastDue)
 		}
 	}

@@ -111,7 +111,7 @@ func (s *Server) overview(r *http.Request, pr portalRequest) (overviewView, erro
 	for _, x := range subs {
 		sv := s.portalSubscription(pr, x, plans)
 		if x.Live() {
-			if up, err := subscriptions.Upcoming(ctx, s.db, pr.Scope(), x.ID, pr.Now); err == nil {
+			if up, err := subscriptions.UpcomingOf(ctx, s.db, x.Subscription, pr.Now); err == nil {
 				sv.Next = chargeOf(up, x.Metered() || x.Status == subscriptions.PastDue)
 			}
 		}

@@ -118,6 +118,14 @@ func Upcoming(ctx context.Context, q store.Querier, s tenant.Scope, subscription
 	if err != nil {
 		return wire.Payment{}, err
 	}
+	return UpcomingOf(ctx, q, x, now)
+}
+
+// UpcomingOf is Upcoming for a subscription the caller has read: a page
+// showing several subscriptions' next charges reads each once, and a
+// licensed plan's preview then needs no statement at all.
+func UpcomingOf(ctx context.Context, q store.Querier, x Subscription, now time.Time) (wire.Payment, error) {
+	var err error
 	if !x.Live() {
 		return wire.Payment{}, apperr.Field("subscription", "%s is %s: no charge is coming", x.ID, x.Status)
 	}
