@@ -43,6 +43,10 @@ dropped periods from their hourly and daily aggregates.`,
   zcat usage-2024.jsonl.gz | jq -c 'select(.kind == "meter_event") | {id, value}'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if !cmd.Flags().Changed("before") && !cmd.Flags().Changed("out") {
+				// Alone, it is the group of archive and verify, and says so.
+				return cmd.Help()
+			}
 			at, err := parseArchiveDate("--before", before)
 			if err != nil {
 				return err
