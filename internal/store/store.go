@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/jmoiron/sqlx"
-	_ "github.com/lib/pq" // the PostgreSQL driver
 )
 
 // Querier is what domain functions run SQL on: a DB or a transaction.
@@ -44,10 +43,16 @@ const (
 // transparently after a restart of PostgreSQL, so one *DB lives as long as
 // the process. Close it to stop its notifier.
 func Open(ctx context.Context, url string) (*DB, error) {
-	db, err := sqlx.Open("postgres", url)
+	return OpenConfig(ctx, url, Config{})
+}
+
+// OpenConfig is Open with cfg.
+func OpenConfig(ctx context.Context, url string, cfg Config) (*DB, error) {
+	c, err := cfg.connector(url)
 	if err != nil {
 		return nil, fmt.Errorf("database url: %w", err)
 	}
+	db := sqlx.NewDb(sql.OpenDB(c), "postgres")
 	db.SetMaxOpenConns(maxOpenConns)
 	db.SetMaxIdleConns(maxIdleConns)
 	db.SetConnMaxIdleTime(5 * time.Minute)
