@@ -37,7 +37,11 @@ type bundle struct {
 // setup starts a daemon on a fresh database; opts adjust its config.
 func setup(t testing.TB, opts ...func(*daemon.Config)) *bundle {
 	t.Helper()
-	db := testdb.Open(t)
+	// Every statement the test's daemon sends is held to the rules that
+	// keep merchant tables distributable by merchant_id.
+	var stmts testdb.Statements
+	db := testdb.OpenConfig(t, store.Config{Trace: stmts.Record})
+	t.Cleanup(func() { stmts.Check(t, db) })
 	cfg := daemon.Defaults()
 	cfg.Listen = "127.0.0.1:0"
 	for _, o := range opts {

@@ -11,20 +11,6 @@ import (
 
 func TestMain(m *testing.M) { testdb.Main(m) }
 
-// Global holds the tables that carry a merchant_id but stay whole on one
-// node when merchants are spread over several (reference tables): each is
-// small, and is looked up before the merchant is known, or refers only to
-// tables like it. Every other table with a merchant_id is distributed by it.
-var global = map[string]string{
-	"api_keys":               "looked up by the key's hash on every request",
-	"oauth_grants":           "refers to api_keys and oauth_clients",
-	"oauth_codes":            "looked up by the code's hash",
-	"oauth_tokens":           "looked up by the token's hash",
-	"dashboard_users":        "looked up by email at sign-in",
-	"dashboard_sessions":     "looked up by the cookie's hash",
-	"dashboard_setup_tokens": "looked up by the token's hash",
-}
-
 // pending holds distributed tables whose keys another change re-keys:
 // they are skipped until it lands.
 var pending = map[string]string{
@@ -74,6 +60,7 @@ ORDER BY 1, 2, 3`
 // merchant table.
 func TestKeysLeadWithMerchant(t *testing.T) {
 	db := testdb.Open(t)
+	global := testdb.GlobalTables()
 	var keys []key
 	if err := db.SelectContext(context.Background(), &keys, keysSQL); err != nil {
 		t.Fatal(err)

@@ -297,7 +297,13 @@ func randomName(prefix string) string {
 // Open is a store on a new database (New), closed when the test ends.
 func Open(t testing.TB) *store.DB {
 	t.Helper()
-	db, err := store.Open(context.Background(), New(t))
+	return OpenConfig(t, store.Config{})
+}
+
+// OpenConfig is Open with cfg (a statement tracer, say).
+func OpenConfig(t testing.TB, cfg store.Config) *store.DB {
+	t.Helper()
+	db, err := store.OpenConfig(context.Background(), New(t), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
