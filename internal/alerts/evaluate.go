@@ -40,22 +40,40 @@ type check struct {
 	PrevBalance *string     `db:"prev_balance"`
 }
 
-// Step claims a batch of check rows and evaluates them, in one
-// transaction: the rows and the firings they cause commit together, and a
-// crash before the commit leaves the rows for the next run. Each customer
-// and subject is evaluated once however many rows it has. more is true
-// when the batch was full.
+// Step finds the merchants with check rows waiting, by a read that locks
+// nothing, and evaluates each merchant's (claimBatch): a row lock never
+// spans merchants. more is true when a merchant's batch was full.
 func (e *Evaluator) Step(ctx context.Context, wall time.Time) (more bool, err error) {
 	batch := e.Batch
 	if batch <= 0 {
 		batch = 2000
 	}
+	var merchants []string
+	if err := e.DB.SelectContext(ctx, &merchants, `SELECT DISTINCT merchant_id FROM (SELECT merchant_id FROM alert_checks LIMIT $1) c`, batch); err != nil {
+		return false, store.Translate(err)
+	}
+	for _, m := range merchants {
+		full, err := e.claimBatch(ctx, m, batch, wall)
+		if err != nil {
+			return false, err
+		}
+		more = more || full
+	}
+	return more, nil
+}
+
+// claimBatch claims a batch of one merchant's check rows and evaluates
+// them, in one transaction: the rows and the firings they cause commit
+// together, and a crash before the commit leaves the rows for the next
+// run. Each customer and subject is evaluated once however many rows it
+// has. full is true when the batch was.
+func (e *Evaluator) claimBatch(ctx context.Context, merchantID string, batch int, wall time.Time) (full bool, err error) {
 	n := 0
 	err = e.DB.InTx(ctx, func(tx *store.Tx) error {
 		var rows []check
-		err := tx.SelectContext(ctx, &rows, `DELETE FROM alert_checks WHERE id IN (
-				SELECT id FROM alert_checks LIMIT $1 FOR UPDATE SKIP LOCKED)
-			RETURNING merchant_id, mode, customer_id, subject, id, prev_balance::text AS prev_balance`, batch)
+		err := tx.SelectContext(ctx, &rows, `DELETE FROM alert_checks WHERE merchant_id = $1 AND id IN (
+				SELECT id FROM alert_checks WHERE merchant_id = $1 LIMIT $2 FOR UPDATE SKIP LOCKED)
+			RETURNING merchant_id, mode, customer_id, subject, id, prev_balance::text AS prev_balance`, merchantID, batch)
 		if err != nil {
 			return store.Translate(err)
 		}

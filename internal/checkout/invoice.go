@@ -76,9 +76,15 @@ func (e Env) SubmitInvoice(ctx context.Context, invoiceID string, in Input) (rai
 }
 
 func (e Env) payInvoiceTx(ctx context.Context, tx *store.Tx, invoiceID string, in Input) (invoicePayment, error) {
+	merchantID, found, err := invoices.MerchantOf(ctx, tx, invoiceID)
+	if err != nil {
+		return invoicePayment{}, err
+	}
 	var rows []invoiceTerms
-	if err := tx.SelectContext(ctx, &rows, lockInvoiceSQL, invoiceID); err != nil {
-		return invoicePayment{}, store.Translate(err)
+	if found {
+		if err := tx.SelectContext(ctx, &rows, lockInvoiceSQL, merchantID, invoiceID); err != nil {
+			return invoicePayment{}, store.Translate(err)
+		}
 	}
 	if len(rows) == 0 {
 		return invoicePayment{}, apperr.New(apperr.ResourceNotFound, "no invoice %q", invoiceID)
@@ -86,7 +92,6 @@ func (e Env) payInvoiceTx(ctx context.Context, tx *store.Tx, invoiceID string, i
 	inv := rows[0].Invoice
 	out := invoicePayment{inv: inv}
 	s := inv.Scope()
-	var err error
 	if out.who, err = payer(s, in.Payer); err != nil {
 		return out, err
 	}

@@ -40,9 +40,14 @@ const invoiceTermsSQL = `SELECT ` + invoices.Columns + `,
 		(SELECT c.ahead_us FROM test_clocks c WHERE c.merchant_id = invoices.merchant_id) AS ahead_us
 	FROM invoices WHERE id = $1`
 
-// lockInvoiceSQL is invoiceTermsSQL locking the invoice: the locked path
-// reads its terms with the lock (one statement instead of two).
-const lockInvoiceSQL = invoiceTermsSQL + ` FOR UPDATE OF invoices`
+// lockInvoiceSQL is invoiceTermsSQL locking the invoice, found by its key
+// ($1 the merchant, $2 the id) so the lock stays on one merchant: the
+// locked path reads its terms with the lock.
+const lockInvoiceSQL = `SELECT ` + invoices.Columns + `,
+		(SELECT w.address FROM settlement_wallets w
+			WHERE w.merchant_id = invoices.merchant_id AND w.mode = invoices.mode AND w.replaced_at IS NULL) AS wallet,
+		(SELECT c.ahead_us FROM test_clocks c WHERE c.merchant_id = invoices.merchant_id) AS ahead_us
+	FROM invoices WHERE merchant_id = $1 AND id = $2 FOR UPDATE OF invoices`
 
 // payInvoiceFast pays an open invoice in two statements when it can (the
 // write in a group commit, see group); done=false leaves the payment to the

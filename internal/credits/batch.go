@@ -216,7 +216,11 @@ func (b *Batcher) next(me int, done []*item) []*item {
 	keep := b.queue[:0]
 	for _, it := range b.queue {
 		owner, busy := b.busy[it.cust]
-		if len(batch) == b.maxBatch || (it.key != "" && b.inFlight[it.key]) || (busy && owner != me) {
+		// A batch holds one merchant's calls: its statements lock and
+		// write rows of that merchant only (they could live on another
+		// database node than the next merchant's).
+		other := len(batch) > 0 && it.s.MerchantID != batch[0].s.MerchantID
+		if len(batch) == b.maxBatch || other || (it.key != "" && b.inFlight[it.key]) || (busy && owner != me) {
 			keep = append(keep, it)
 			continue
 		}

@@ -185,7 +185,7 @@ func (bt *batchTx) apply(ctx context.Context) error {
 	for _, l := range touched {
 		bt.w.ledger(l, bt.fresh)
 	}
-	if err := bt.w.write(ctx, bt.tx); err != nil {
+	if err := bt.w.write(ctx, bt.tx, bt.items[0].s.MerchantID); err != nil {
 		return err
 	}
 	if err := events.EmitMany(ctx, bt.tx, bt.events); err != nil {

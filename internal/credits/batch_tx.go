@@ -161,7 +161,7 @@ func (bt *batchTx) lock(ctx context.Context) error {
 		Ext     *string `db:"external_customer_id"`
 		Watched bool    `db:"watched"`
 	}
-	err := bt.tx.SelectContext(ctx, &rows, lockSQL, byID.args(byExt.args()...)...)
+	err := bt.tx.SelectContext(ctx, &rows, lockSQL, byID.args(byExt.args(bt.items[0].s.MerchantID)...)...)
 	if err != nil {
 		return store.Translate(err)
 	}
@@ -338,7 +338,8 @@ func (bt *batchTx) create(ctx context.Context) error {
 	return nil
 }
 
-// lockSQL finds and locks the accounts of a batch (see lock).
+// lockSQL finds and locks the accounts of a batch (see lock), all of one
+// merchant ($7), which the locking probe names so the lock stays on it.
 const lockSQL = `WITH want AS (
 			SELECT x.* FROM unnest($1::text[], $2::text[], $3::text[]) AS r (merchant_id, mode, customer_id)
 			CROSS JOIN LATERAL (SELECT a.merchant_id, a.mode, a.id, a.customer_id, c.external_customer_id FROM credit_accounts a
@@ -354,7 +355,7 @@ const lockSQL = `WITH want AS (
 		SELECT a.*, w.external_customer_id, ` + watchedColumn + `
 		FROM (SELECT * FROM want ORDER BY merchant_id, id) w
 		CROSS JOIN LATERAL (SELECT ` + accountColumns + ` FROM credit_accounts a
-			WHERE a.merchant_id = w.merchant_id AND a.mode = w.mode AND a.customer_id = w.customer_id FOR UPDATE) a`
+			WHERE a.merchant_id = $7 AND a.mode = w.mode AND a.customer_id = w.customer_id FOR UPDATE) a`
 
 // lookupSQL reads customers by id and by external id (batchTx.lookup).
 const lookupSQL = `SELECT c.* FROM unnest($1::text[], $2::text[], $3::text[]) AS r (merchant_id, mode, id)

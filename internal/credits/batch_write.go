@@ -128,7 +128,10 @@ func (w *writes) ledger(l *ledger, fresh map[string]bool) {
 // An operation whose idempotency key a concurrent transaction took
 // meanwhile is not inserted: the batch then fails with errConcurrent (and
 // its transaction rolls back).
-func (w *writes) write(ctx context.Context, tx *store.Tx) error {
+//
+// A batch is one merchant's (Batcher.next), and the updates find their rows
+// by that merchant ($40), so the statement stays on one merchant.
+func (w *writes) write(ctx context.Context, tx *store.Tx, merchantID string) error {
 	if len(w.enID) == 0 && len(w.opID) == 0 {
 		return nil
 	}
@@ -142,7 +145,8 @@ func (w *writes) write(ctx context.Context, tx *store.Tx) error {
 		nstr(w.enExpires), i64(w.enSettled), str(w.enEffective), str(w.enAt),
 		str(w.nbGrant), i64(w.nbRemaining),
 		str(w.ubM), str(w.ubGrant), i64(w.ubRemaining),
-		str(w.acM), str(w.acMode), str(w.acCus), i64(w.acBalance), i64(w.acGranted), i64(w.acConsumed), i64(w.acDebt))
+		str(w.acM), str(w.acMode), str(w.acCus), i64(w.acBalance), i64(w.acGranted), i64(w.acConsumed), i64(w.acDebt),
+		merchantID)
 	if err != nil {
 		return store.Translate(err)
 	}
@@ -174,14 +178,14 @@ const writeSQL = `WITH op AS (
 			UPDATE credit_grant_balances g SET remaining = v.remaining
 			FROM (SELECT x.row, v.remaining FROM unnest($30::text[], $31::text[], $32::numeric[]) AS v (merchant_id, grant_id, remaining)
 				CROSS JOIN LATERAL (SELECT b.ctid AS row FROM credit_grant_balances b
-					WHERE b.merchant_id = v.merchant_id AND b.grant_id = v.grant_id OFFSET 0) x) v
-			WHERE g.ctid = v.row
+					WHERE b.merchant_id = $40 AND b.grant_id = v.grant_id OFFSET 0) x) v
+			WHERE g.merchant_id = $40 AND g.ctid = v.row
 		), acc AS (
 			UPDATE credit_accounts a SET balance = v.balance, granted = v.granted, consumed = v.consumed, debt = v.debt
 			FROM (SELECT x.row, v.* FROM unnest($33::text[], $34::text[], $35::text[], $36::numeric[], $37::numeric[], $38::numeric[], $39::numeric[])
 					AS v (merchant_id, mode, customer_id, balance, granted, consumed, debt)
 				CROSS JOIN LATERAL (SELECT c.ctid AS row FROM credit_accounts c
-					WHERE c.merchant_id = v.merchant_id AND c.mode = v.mode AND c.customer_id = v.customer_id OFFSET 0) x) v
-			WHERE a.ctid = v.row
+					WHERE c.merchant_id = $40 AND c.mode = v.mode AND c.customer_id = v.customer_id OFFSET 0) x) v
+			WHERE a.merchant_id = $40 AND a.ctid = v.row
 		)
 		SELECT count(*) FROM op`

@@ -21,17 +21,36 @@ const sweepBatch = 25
 // expiry entry per grant, so nothing is written twice. Balances read before
 // the sweep already leave expired remainders out; the sweep only makes the
 // ledger say so.
+//
+// It finds the merchants with grants to expire by a read that locks
+// nothing, then sweeps each on its own: a row lock never spans merchants.
 func SweepExpired(ctx context.Context, db *store.DB, now time.Time) (int, error) {
-	return sweep(ctx, db, nil, now)
+	var scopes []struct {
+		MerchantID string      `db:"merchant_id"`
+		Mode       tenant.Mode `db:"mode"`
+	}
+	if err := db.SelectContext(ctx, &scopes, `SELECT DISTINCT merchant_id, mode FROM credit_grant_balances
+		WHERE remaining > 0 AND expires_at IS NOT NULL AND expires_at <= $1`, now); err != nil {
+		return 0, store.Translate(err)
+	}
+	total := 0
+	for _, s := range scopes {
+		n, err := sweep(ctx, db, tenant.Scope{MerchantID: s.MerchantID, Mode: s.Mode}, now)
+		total += n
+		if err != nil {
+			return total, err
+		}
+	}
+	return total, nil
 }
 
 // SweepScope is SweepExpired for one merchant and mode (a test clock's
 // advance expires its grants at the clock's new time).
 func SweepScope(ctx context.Context, db *store.DB, s tenant.Scope, now time.Time) (int, error) {
-	return sweep(ctx, db, &s, now)
+	return sweep(ctx, db, s, now)
 }
 
-func sweep(ctx context.Context, db *store.DB, only *tenant.Scope, now time.Time) (int, error) {
+func sweep(ctx context.Context, db *store.DB, only tenant.Scope, now time.Time) (int, error) {
 	total := 0
 	for {
 		n, accounts, err := sweepOnce(ctx, db, only, now)
@@ -44,11 +63,7 @@ func sweep(ctx context.Context, db *store.DB, only *tenant.Scope, now time.Time)
 
 // sweepOnce expires the due grants of up to sweepBatch accounts in one
 // transaction; it returns the entries written and the accounts claimed.
-func sweepOnce(ctx context.Context, db *store.DB, only *tenant.Scope, now time.Time) (written, claimed int, err error) {
-	merchant, mode := "", ""
-	if only != nil {
-		merchant, mode = only.MerchantID, string(only.Mode)
-	}
+func sweepOnce(ctx context.Context, db *store.DB, only tenant.Scope, now time.Time) (written, claimed int, err error) {
 	err = db.InTx(ctx, func(tx *store.Tx) error {
 		written, claimed = 0, 0
 		var accts []struct {
@@ -56,10 +71,9 @@ func sweepOnce(ctx context.Context, db *store.DB, only *tenant.Scope, now time.T
 			Watched bool `db:"watched"`
 		}
 		if err := tx.SelectContext(ctx, &accts, `SELECT `+accountColumns+`, `+watchedColumn+` FROM credit_accounts a
-			WHERE (a.merchant_id, a.id) IN (SELECT merchant_id, account_id FROM credit_grant_balances
-				WHERE remaining > 0 AND expires_at IS NOT NULL AND expires_at <= $1)
-				AND ($3 = '' OR (a.merchant_id = $3 AND a.mode = $4))
-			LIMIT $2 FOR UPDATE OF a SKIP LOCKED`, now, sweepBatch, merchant, mode); err != nil {
+			WHERE a.merchant_id = $3 AND a.mode = $4 AND a.id IN (SELECT b.account_id FROM credit_grant_balances b
+				WHERE b.merchant_id = $3 AND b.mode = $4 AND b.remaining > 0 AND b.expires_at IS NOT NULL AND b.expires_at <= $1)
+			LIMIT $2 FOR UPDATE OF a SKIP LOCKED`, now, sweepBatch, only.MerchantID, only.Mode); err != nil {
 			return err
 		}
 		claimed = len(accts)
@@ -90,7 +104,7 @@ func sweepOnce(ctx context.Context, db *store.DB, only *tenant.Scope, now time.T
 				checks = append(checks, balanceCheck{l.s, l.acct.CustomerID, accts[i].Balance})
 			}
 		}
-		if err := w.write(ctx, tx); err != nil {
+		if err := w.write(ctx, tx, only.MerchantID); err != nil {
 			return err
 		}
 		return leaveBalanceChecks(ctx, tx, checks)

@@ -189,11 +189,28 @@ func Void(ctx context.Context, q store.Querier, s tenant.Scope, invoiceID string
 	return invs[0], nil
 }
 
+// MerchantOf returns the merchant of the invoice with id (any merchant:
+// checkout starts from an invoice's id), by a read that locks nothing;
+// ok=false when there is none.
+func MerchantOf(ctx context.Context, q store.Querier, invoiceID string) (string, bool, error) {
+	var ms []string
+	err := q.SelectContext(ctx, &ms, `SELECT merchant_id FROM invoices WHERE id = $1`, invoiceID)
+	if err != nil || len(ms) == 0 {
+		return "", false, store.Translate(err)
+	}
+	return ms[0], true, nil
+}
+
 // Lock returns the invoice with id locked FOR UPDATE in tx (any merchant:
-// checkout); ok=false when there is none.
+// checkout); ok=false when there is none. The lock is taken by its key,
+// merchant first, so it stays on one merchant.
 func Lock(ctx context.Context, tx *store.Tx, invoiceID string) (Invoice, bool, error) {
+	merchantID, ok, err := MerchantOf(ctx, tx, invoiceID)
+	if err != nil || !ok {
+		return Invoice{}, false, err
+	}
 	var invs []Invoice
-	err := tx.SelectContext(ctx, &invs, `SELECT `+columns+` FROM invoices WHERE id = $1 FOR UPDATE`, invoiceID)
+	err = tx.SelectContext(ctx, &invs, `SELECT `+columns+` FROM invoices WHERE merchant_id = $1 AND id = $2 FOR UPDATE`, merchantID, invoiceID)
 	if err != nil || len(invs) == 0 {
 		return Invoice{}, false, store.Translate(err)
 	}

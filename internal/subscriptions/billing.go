@@ -47,13 +47,29 @@ type Biller struct {
 	Clock clock.Clock
 }
 
-// Step acts on one batch of subscriptions due by their merchants' clocks
-// (the wall clock plus a test clock's offset), across merchants, claiming
-// them FOR UPDATE SKIP LOCKED so replicas share the work; more is true when
-// the batch was full.
+// Step acts on the subscriptions due by their merchants' clocks (the wall
+// clock plus a test clock's offset): it finds the merchants of the first
+// batch due, by a read that locks nothing, then acts on a batch of each
+// merchant's, claiming them FOR UPDATE SKIP LOCKED so replicas share the
+// work, a merchant at a time so a row lock never spans merchants. more is
+// true when a merchant's batch was full.
 func (b *Biller) Step(ctx context.Context, wall time.Time) (more bool, err error) {
-	_, more, err = b.step(ctx, claimDue, b.batch(), wall)
-	return more, err
+	var ahead int64
+	if err := b.DB.GetContext(ctx, &ahead, `SELECT coalesce(max(ahead_us), 0) FROM test_clocks`); err != nil {
+		return false, store.Translate(err)
+	}
+	var merchants []string
+	if err := b.DB.SelectContext(ctx, &merchants, dueMerchants, b.batch(), wall, ahead); err != nil {
+		return false, store.Translate(err)
+	}
+	for _, m := range merchants {
+		_, full, err := b.step(ctx, claimDue, b.batch(), wall, m)
+		if err != nil {
+			return false, err
+		}
+		more = more || full
+	}
+	return more, nil
 }
 
 // CatchUp acts, in time order, on every subscription of the scope due up to
@@ -88,13 +104,22 @@ func (b *Biller) NextDue(ctx context.Context) (time.Time, bool, error) {
 	return *t, true, nil
 }
 
-// The claims: due by each merchant's clock across merchants (the range on
-// the due index is widened by the largest test-clock offset), or one
-// scope's up to a time, oldest due first.
+// dueMerchants finds the merchants of the first subscriptions due by their
+// merchants' clocks (the range on the due index is widened by $3, the
+// largest test-clock offset); it locks nothing.
+const dueMerchants = `SELECT DISTINCT merchant_id FROM (SELECT s.merchant_id FROM subscriptions s
+		LEFT JOIN test_clocks c ON c.merchant_id = s.merchant_id AND s.mode = 'test'
+		WHERE s.next_action_at <= $2::timestamptz + $3::bigint * interval '1 microsecond'
+			AND s.next_action_at <= $2::timestamptz + coalesce(c.ahead_us, 0) * interval '1 microsecond'
+		ORDER BY s.next_action_at LIMIT $1) d`
+
+// The claims: one merchant's due by its clock, or one scope's up to a
+// time, oldest due first.
 const (
 	claimDue = `SELECT ` + qualifiedColumns + ` FROM subscriptions s
 		LEFT JOIN test_clocks c ON c.merchant_id = s.merchant_id AND s.mode = 'test'
-		WHERE s.next_action_at <= $2::timestamptz + (SELECT coalesce(max(ahead_us), 0) FROM test_clocks) * interval '1 microsecond'
+		WHERE s.merchant_id = $3 AND s.next_action_at <= $2::timestamptz
+				+ (SELECT coalesce(max(ahead_us), 0) FROM test_clocks WHERE merchant_id = $3) * interval '1 microsecond'
 			AND s.next_action_at <= $2::timestamptz + coalesce(c.ahead_us, 0) * interval '1 microsecond'
 		ORDER BY s.next_action_at LIMIT $1 FOR UPDATE OF s SKIP LOCKED`
 	claimScope = `SELECT ` + qualifiedColumns + ` FROM subscriptions s

@@ -116,7 +116,7 @@ func TestDueScanWalksTheIndexWhateverThePlannerThinks(t *testing.T) {
 	updates()
 	all, hot := upd.All, upd.HOT
 	var jobs []claimRow
-	if err := tx.SelectContext(ctx, &jobs, claimSQL, pq.StringArray{"mer_due", "mer_due", "mer_due"}, pq.StringArray(ids), 15_000_000); err != nil {
+	if err := tx.SelectContext(ctx, &jobs, claimSQL, "mer_due", pq.StringArray(ids), 15_000_000); err != nil {
 		t.Fatal(err)
 	}
 	updates()

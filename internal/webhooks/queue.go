@@ -3,6 +3,7 @@ package webhooks
 import (
 	"context"
 	"encoding/json"
+	"sort"
 	"time"
 
 	"github.com/lib/pq"
@@ -74,24 +75,40 @@ func Claim(ctx context.Context, db *store.DB, limit int, full []string, room Roo
 		}
 	}
 	left := room(endpoints)
-	var merchants, ids []string
+	// The chosen ids by merchant, merchants in the order of their first
+	// due delivery: each merchant's are leased by a statement of its own,
+	// so a row lock never spans merchants (they could live on different
+	// database nodes).
+	var merchants []string
+	ids := map[string][]string{}
+	chosen := 0
 	for _, c := range cands {
-		if len(ids) == limit {
+		if chosen == limit {
 			break
 		}
 		if left[c.EndpointID] <= 0 {
 			continue
 		}
 		left[c.EndpointID]--
-		merchants, ids = append(merchants, c.MerchantID), append(ids, c.ID)
+		chosen++
+		if ids[c.MerchantID] == nil {
+			merchants = append(merchants, c.MerchantID)
+		}
+		ids[c.MerchantID] = append(ids[c.MerchantID], c.ID)
 	}
-	if len(ids) == 0 {
+	if len(merchants) == 0 {
 		return nil, nil
 	}
 	var rows []claimRow
-	err = db.SelectContext(ctx, &rows, claimSQL, pq.StringArray(merchants), pq.StringArray(ids), lease.Microseconds())
-	if err != nil {
-		return nil, store.Translate(err)
+	for _, m := range merchants {
+		var mine []claimRow
+		if err := db.SelectContext(ctx, &mine, claimSQL, m, pq.StringArray(ids[m]), lease.Microseconds()); err != nil {
+			return nil, store.Translate(err)
+		}
+		rows = append(rows, mine...)
+	}
+	if len(merchants) > 1 {
+		sort.SliceStable(rows, func(i, j int) bool { return rows[i].NextAttemptAt.Before(rows[j].NextAttemptAt) })
 	}
 	jobs := make([]Job, len(rows))
 	for i, row := range rows {
@@ -104,12 +121,15 @@ func Claim(ctx context.Context, db *store.DB, limit int, full []string, room Roo
 // statistics say (migration 043).
 const dueSQL = `SELECT merchant_id, id, endpoint_id FROM webhook_due_deliveries($1, $2::text[])`
 
-// claimSQL leases the chosen deliveries that are still due (of enabled
-// endpoints) and returns them with their endpoint and event.
+// claimSQL leases the chosen deliveries of one merchant ($1) that are
+// still due (of enabled endpoints) and returns them with their endpoint
+// and event.
 //
 // Each row is found and locked by a probe of its key in a LATERAL subquery
 // (its locking clause keeps it from being flattened), the chosen deliveries
-// updated by ctid: joined flat, plans made before the tables had statistics
+// updated by key, and the endpoint probed by key for each (OFFSET 0 keeps
+// the EXISTS from becoming a join that walks the merchant's endpoints):
+// joined flat, plans made before the tables had statistics
 // walked every due delivery once per chosen one, and every event of the
 // merchant once per delivery (10 ms a claim in the shared harness). A row
 // another claimer holds is skipped (SKIP LOCKED), not waited for; one it
@@ -118,11 +138,11 @@ const claimSQL = `
 WITH leased AS (
 	UPDATE webhook_deliveries d SET attempts = d.attempts + 1, leased_at = clock_timestamp(),
 		leased_until = clock_timestamp() + $3 * interval '1 microsecond', updated_at = clock_timestamp()
-	WHERE d.ctid = ANY (ARRAY(SELECT x.row FROM unnest($1::text[], $2::text[]) AS c(merchant_id, id)
-			CROSS JOIN LATERAL (SELECT f.ctid AS row FROM webhook_deliveries f WHERE f.id = c.id AND f.merchant_id = c.merchant_id
+	WHERE d.merchant_id = $1 AND d.id = ANY (ARRAY(SELECT x.id FROM unnest($2::text[]) AS c(id)
+			CROSS JOIN LATERAL (SELECT f.id FROM webhook_deliveries f WHERE f.merchant_id = $1 AND f.id = c.id
 				FOR UPDATE SKIP LOCKED) x))
 		AND d.status = 'pending' AND d.next_attempt_at <= now() AND (d.leased_until IS NULL OR d.leased_until <= now())
-		AND EXISTS (SELECT 1 FROM webhook_endpoints w WHERE w.id = d.endpoint_id AND w.merchant_id = d.merchant_id AND w.enabled)
+		AND EXISTS (SELECT 1 FROM webhook_endpoints w WHERE w.id = d.endpoint_id AND w.merchant_id = d.merchant_id AND w.enabled OFFSET 0)
 	RETURNING d.merchant_id, d.mode, d.id, d.event_id, d.endpoint_id, d.status, d.attempts, d.cycle_start,
 		d.next_attempt_at, d.last_attempt_at, d.last_status, d.last_error, d.created_at, d.updated_at
 ), interrupted AS (
@@ -134,18 +154,18 @@ WITH leased AS (
 	SELECT l.merchant_id, l.mode, l.id, l.attempts - 1,
 		coalesce(o.leased_at, o.leased_until - $3 * interval '1 microsecond'), 0, '` + interruptedError + `', ''
 	FROM leased l CROSS JOIN LATERAL (SELECT o.leased_at, o.leased_until FROM webhook_deliveries o
-		WHERE o.merchant_id = l.merchant_id AND o.id = l.id OFFSET 0) o
+		WHERE o.merchant_id = $1 AND o.id = l.id OFFSET 0) o
 	WHERE o.leased_until IS NOT NULL AND l.attempts > 1
 	ON CONFLICT DO NOTHING
 )
-SELECT l.*, coalesce((SELECT max(a.attempt) FROM webhook_attempts a WHERE a.merchant_id = l.merchant_id AND a.delivery_id = l.id), 0) AS recorded,
+SELECT l.*, coalesce((SELECT max(a.attempt) FROM webhook_attempts a WHERE a.merchant_id = $1 AND a.delivery_id = l.id), 0) AS recorded,
 	w.url, w.secret, w.previous_secret, coalesce(w.previous_secret_expires_at > now(), false) AS previous_ok,
 	ev.type AS ev_type, ev.data AS ev_data, ev.created_at AS ev_created_at, ev.occurred_at AS ev_occurred_at, ev.seq AS ev_seq
 FROM leased l
 CROSS JOIN LATERAL (SELECT w.url, w.secret, w.previous_secret, w.previous_secret_expires_at FROM webhook_endpoints w
-	WHERE w.id = l.endpoint_id AND w.merchant_id = l.merchant_id OFFSET 0) w
+	WHERE w.merchant_id = $1 AND w.id = l.endpoint_id OFFSET 0) w
 CROSS JOIN LATERAL (SELECT e.type, e.data, e.created_at, e.occurred_at, e.seq FROM events e
-	WHERE e.merchant_id = l.merchant_id AND e.id = l.event_id OFFSET 0) ev
+	WHERE e.merchant_id = $1 AND e.id = l.event_id OFFSET 0) ev
 ORDER BY l.next_attempt_at`
 
 type claimRow struct {
