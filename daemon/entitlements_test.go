@@ -331,7 +331,7 @@ func TestGrantDuringIngestion(t *testing.T) {
 	close(stop)
 	wg.Wait()
 	var want string
-	if err := b.db.Get(&want, `SELECT count(*)::text FROM meter_events e JOIN entitlements en ON en.customer_id = e.customer_id
+	if err := b.db.Get(&want, `SELECT count(*)::text FROM meter_events e JOIN entitlements en ON en.merchant_id = e.merchant_id AND en.customer_id = e.customer_id
 		WHERE e.customer_id = $1 AND e.event_timestamp >= en.starts_at`, cus); err != nil {
 		t.Fatal(err)
 	}

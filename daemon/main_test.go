@@ -32,6 +32,10 @@ type bundle struct {
 	// spec checks every /v1 exchange of the client and raw helpers against
 	// the daemon's /openapi.json.
 	spec *specCheck
+	// stmts records every statement sent on db, the daemon's pool; the
+	// test's end holds them to one merchant per row lock and no join
+	// across merchants.
+	stmts *testdb.Statements
 }
 
 // setup starts a daemon on a fresh database; opts adjust its config.
@@ -39,7 +43,7 @@ func setup(t testing.TB, opts ...func(*daemon.Config)) *bundle {
 	t.Helper()
 	// Every statement the test's daemon sends is held to the rules that
 	// keep merchant tables distributable by merchant_id.
-	var stmts testdb.Statements
+	stmts := &testdb.Statements{}
 	db := testdb.OpenConfig(t, store.Config{Trace: stmts.Record})
 	t.Cleanup(func() { stmts.Check(t, db) })
 	cfg := daemon.Defaults()
@@ -56,7 +60,7 @@ func setup(t testing.TB, opts ...func(*daemon.Config)) *bundle {
 		defer cancel()
 		_ = d.Shutdown(sctx)
 	})
-	return &bundle{t: t, db: db, d: d, url: d.URL, spec: newSpecCheck(t, d.URL)}
+	return &bundle{t: t, db: db, d: d, url: d.URL, spec: newSpecCheck(t, d.URL), stmts: stmts}
 }
 
 // merchant creates a merchant and returns its id.

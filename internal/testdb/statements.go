@@ -159,6 +159,7 @@ func tokenize(query string) []string {
 type ref struct {
 	alias string
 	block int
+	pos   int
 }
 
 type checker struct {
@@ -170,9 +171,6 @@ type checker struct {
 	// parent is a union-find over nodes: aliases ("a:x"), parameters
 	// ("p:$1") and blocks' unqualified merchant_id ("b:12").
 	parent map[string]string
-	// firstRef maps a block to the alias of the first distributed table
-	// used in it, which a CTE or derived table's name stands for.
-	firstRef map[int]string
 }
 
 var keywords = map[string]bool{
@@ -183,7 +181,6 @@ var keywords = map[string]bool{
 }
 
 func (c *checker) scan() {
-	c.firstRef = map[int]string{}
 	stack := []int{-1}
 	c.block = make([]int, len(c.toks))
 	for i, tok := range c.toks {
@@ -220,10 +217,10 @@ func (c *checker) scan() {
 		}
 		open := c.matching(i)
 		if alias := c.aliasAfter(i + 1); alias != "" && c.derived(open) {
-			c.linkBlock(alias, open)
+			c.linkBlock(alias, open, i)
 		}
 		if c.at(open-1) == "as" && isIdent(c.at(open-2)) && (c.at(open-3) == "with" || c.at(open-3) == "," || c.at(open-3) == "recursive") {
-			c.linkBlock(c.at(open-2), open)
+			c.linkBlock(c.at(open-2), open, i)
 			if node := c.insertedMerchant(open + 1); node != "" {
 				c.union("a:"+c.at(open-2), node)
 			}
@@ -256,10 +253,7 @@ func (c *checker) fromItem(i int) {
 	if a := c.aliasAfter(i + 1); a != "" {
 		alias = a
 	}
-	c.refs = append(c.refs, ref{alias: alias, block: c.block[i]})
-	if _, ok := c.firstRef[c.block[i]]; !ok {
-		c.firstRef[c.block[i]] = alias
-	}
+	c.refs = append(c.refs, ref{alias: alias, block: c.block[i], pos: i})
 }
 
 func (c *checker) aliasAfter(i int) string {
@@ -314,9 +308,14 @@ func (c *checker) derived(open int) bool {
 	return false
 }
 
-func (c *checker) linkBlock(alias string, open int) {
-	if first, ok := c.firstRef[open]; ok {
-		c.union("a:"+alias, "a:"+first)
+// linkBlock links alias to the first distributed table read between the
+// parentheses at open and close (nested queries included).
+func (c *checker) linkBlock(alias string, open, close int) {
+	for _, r := range c.refs {
+		if r.pos > open && r.pos < close {
+			c.union("a:"+alias, "a:"+r.alias)
+			return
+		}
 	}
 }
 
@@ -417,9 +416,15 @@ func (c *checker) operand(i int) (node string, next int) {
 
 // equalities links both sides of every "x = y" whose sides are merchant_id
 // columns or parameters, and a block's unqualified merchant_id to the
-// distributed tables read in that block.
+// distributed tables read in that block. A ctid equality ("d.ctid =
+// v.row") links its two aliases too: the batch statements find a row by
+// its key in a LATERAL probe and change it again by its address, the same
+// row of the same merchant.
 func (c *checker) equalities() {
 	for i := range c.toks {
+		if isIdent(c.at(i)) && c.at(i+1) == "." && c.at(i+2) == "ctid" && c.at(i+3) == "=" && isIdent(c.at(i+4)) && c.at(i+5) == "." {
+			c.union("a:"+c.at(i), "a:"+c.at(i+4))
+		}
 		left, next := c.operand(i)
 		if left == "" || c.at(next) != "=" {
 			continue

@@ -14,6 +14,9 @@ func TestViolation(t *testing.T) {
 			LIMIT 10 FOR UPDATE SKIP LOCKED) DELETE FROM alert_checks c USING x WHERE c.merchant_id = x.merchant_id AND c.id = x.id`,
 		`SELECT d.id, 'FOR UPDATE' FROM webhook_deliveries d WHERE EXISTS (SELECT 1 FROM webhook_endpoints w WHERE w.merchant_id = d.merchant_id)`,
 		`SELECT count(*) FROM webhook_deliveries WHERE status = 'pending'`,
+		`UPDATE webhook_deliveries d SET status = v.status FROM (SELECT x.row, v.* FROM unnest($1::text[], $2::text[]) AS v (id, status)
+			CROSS JOIN LATERAL (SELECT f.ctid AS row FROM webhook_deliveries f WHERE f.merchant_id = $3 AND f.id = v.id OFFSET 0) x) v
+			WHERE d.ctid = v.row`,
 	}
 	bad := []string{
 		// a claim across merchants

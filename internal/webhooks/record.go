@@ -45,7 +45,29 @@ type Answer struct {
 // A 410 Gone disables the endpoint and records why (DisabledGone). A 429 or
 // 503 with a Retry-After is retried after the wait it asks for, held
 // within the schedule's shortest and longest step.
+//
+// Answers of several merchants are written a merchant at a time, so each
+// statement stays on one merchant.
 func Record(ctx context.Context, q store.Querier, answers []Answer, schedule []time.Duration) error {
+	var merchants []string
+	byMerchant := map[string][]Answer{}
+	for _, a := range answers {
+		m := a.Job.MerchantID
+		if byMerchant[m] == nil {
+			merchants = append(merchants, m)
+		}
+		byMerchant[m] = append(byMerchant[m], a)
+	}
+	for _, m := range merchants {
+		if err := recordMerchant(ctx, q, m, byMerchant[m], schedule); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// recordMerchant is Record for the answers of one merchant.
+func recordMerchant(ctx context.Context, q store.Querier, merchantID string, answers []Answer, schedule []time.Duration) error {
 	var w recordWrites
 	var gone, exhausted []Job
 	for _, a := range answers {
@@ -90,7 +112,7 @@ func Record(ctx context.Context, q store.Querier, answers []Answer, schedule []t
 			str(w.aMerchant), str(w.aMode), str(w.aDelivery), pq.Int64Array(w.aAttempt), str(w.aStarted), nint(w.aStatus),
 			pq.Int64Array(w.aLatency), nstr(w.aError), str(w.aBody),
 			str(w.mMerchant), str(w.mID), pq.Int64Array(w.mAttempt), str(w.mStatus), pq.Int64Array(w.mDelay), str(w.mStarted),
-			nint(w.mLast), nstr(w.mError))
+			nint(w.mLast), nstr(w.mError), merchantID)
 		if err != nil {
 			return store.Translate(err)
 		}
@@ -138,7 +160,8 @@ func (w *recordWrites) move(job Job, next string, delay time.Duration, started t
 	w.mLast, w.mError = append(w.mLast, status), append(w.mError, lastErr)
 }
 
-// recordSQL inserts attempts and moves deliveries on (see Record). An
+// recordSQL inserts attempts and moves deliveries on (see Record), all of
+// one merchant ($18). An
 // attempt already on record (an interrupted one recorded by an earlier
 // claim) is left as it is. Each delivery is found by a probe of its key in
 // a LATERAL subquery and updated by ctid, as in claimSQL: joined flat, the
@@ -155,7 +178,7 @@ const recordSQL = `WITH a AS (
 		last_attempt_at = v.started_at, last_status = v.last_status, last_error = v.last_error, updated_at = clock_timestamp()
 	FROM (SELECT x.row, v.* FROM unnest($10::text[], $11::text[], $12::int[], $13::text[], $14::bigint[], $15::timestamptz[], $16::int[], $17::text[])
 			AS v (merchant_id, id, attempt, status, delay_us, started_at, last_status, last_error)
-		CROSS JOIN LATERAL (SELECT f.ctid AS row FROM webhook_deliveries f WHERE f.merchant_id = v.merchant_id AND f.id = v.id OFFSET 0) x) v
+		CROSS JOIN LATERAL (SELECT f.ctid AS row FROM webhook_deliveries f WHERE f.merchant_id = $18 AND f.id = v.id OFFSET 0) x) v
 	WHERE d.ctid = v.row AND d.attempts = v.attempt`
 
 // exhaustedSQL marks failed a delivery whose claimed attempt was past its
