@@ -272,8 +272,9 @@ func TestUsageWindowsMatchEvents(t *testing.T) {
 					WHEN 'max' THEN coalesce(max(e.value), 0)::text
 					ELSE coalesce((array_agg(e.value ORDER BY e.event_timestamp DESC, e.id DESC) FILTER (WHERE e.id IS NOT NULL))[1], 0)::text END
 				FROM meters m
-				JOIN entitlements en ON en.customer_id = $1 AND en.feature_id = (SELECT id FROM features WHERE key = 'f.' || m.key)
-				LEFT JOIN meter_events e ON e.meter_id = m.id AND e.customer_id = $1 AND e.event_timestamp >= en.starts_at
+				JOIN entitlements en ON en.merchant_id = m.merchant_id AND en.customer_id = $1
+					AND en.feature_id = (SELECT f.id FROM features f WHERE f.merchant_id = m.merchant_id AND f.key = 'f.' || m.key)
+				LEFT JOIN meter_events e ON e.merchant_id = m.merchant_id AND e.meter_id = m.id AND e.customer_id = $1 AND e.event_timestamp >= en.starts_at
 				WHERE m.key = $2 GROUP BY m.aggregation`, cus, m)
 			if err != nil {
 				t.Fatal(err)
