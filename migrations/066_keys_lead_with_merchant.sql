@@ -30,3 +30,8 @@ CREATE INDEX webhook_endpoints_id ON webhook_endpoints (id);
 -- merchant is known.
 DROP INDEX portal_sessions_token;
 CREATE INDEX portal_sessions_token ON portal_sessions (token_hash);
+
+-- The delivery queue stays one table (not partitioned); its rows are found
+-- by merchant and id.
+DROP INDEX webhook_deliveries_id;
+CREATE INDEX webhook_deliveries_id ON webhook_deliveries (id);

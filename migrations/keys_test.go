@@ -11,12 +11,6 @@ import (
 
 func TestMain(m *testing.M) { testdb.Main(m) }
 
-// pending holds distributed tables whose keys another change re-keys:
-// they are skipped until it lands.
-var pending = map[string]string{
-	"webhook_deliveries": "re-keyed with the time partitions",
-}
-
 type key struct {
 	Table   string `db:"tbl"`
 	Kind    string `db:"kind"` // p, u (unique index), f
@@ -77,7 +71,6 @@ func TestKeysLeadWithMerchant(t *testing.T) {
 		leads := strings.HasPrefix(k.Cols+",", "merchant_id,")
 		distributedRef := merchantTables[k.RefTbl] && global[k.RefTbl] == ""
 		switch {
-		case pending[k.Table] != "":
 		case global[k.Table] != "":
 			if k.Kind == "f" && distributedRef {
 				bad = append(bad, k.Table+": global table refers to distributed "+k.RefTbl+" ("+k.Name+")")
