@@ -107,7 +107,29 @@ func (s *Statements) Check(t testing.TB, db *store.DB) {
 // Violation returns why query breaks a rule for the distributed tables,
 // or "".
 func Violation(query string, distributed map[string]bool) string {
+	// The branches of a UNION (INTERSECT, EXCEPT) at the top are queries
+	// of their own: they share no rows, so each is checked alone.
 	toks := tokenize(query)
+	depth, start := 0, 0
+	for i, tok := range toks {
+		switch tok {
+		case "(":
+			depth++
+		case ")":
+			depth--
+		case "union", "intersect", "except":
+			if depth == 0 {
+				if why := violation(toks[start:i], distributed); why != "" {
+					return why
+				}
+				start = i + 1
+			}
+		}
+	}
+	return violation(toks[start:], distributed)
+}
+
+func violation(toks []string, distributed map[string]bool) string {
 	c := &checker{toks: toks, tables: distributed, parent: map[string]string{}}
 	c.scan()
 	if why := c.locks(); why != "" {

@@ -14,6 +14,7 @@ func TestViolation(t *testing.T) {
 			LIMIT 10 FOR UPDATE SKIP LOCKED) DELETE FROM alert_checks c USING x WHERE c.merchant_id = x.merchant_id AND c.id = x.id`,
 		`SELECT d.id, 'FOR UPDATE' FROM webhook_deliveries d WHERE EXISTS (SELECT 1 FROM webhook_endpoints w WHERE w.merchant_id = d.merchant_id)`,
 		`SELECT count(*) FROM webhook_deliveries WHERE status = 'pending'`,
+		`SELECT mode FROM webhook_deliveries WHERE id = $1 UNION ALL SELECT mode FROM events WHERE id = $1`,
 		`UPDATE webhook_deliveries d SET status = v.status FROM (SELECT x.row, v.* FROM unnest($1::text[], $2::text[]) AS v (id, status)
 			CROSS JOIN LATERAL (SELECT f.ctid AS row FROM webhook_deliveries f WHERE f.merchant_id = $3 AND f.id = v.id OFFSET 0) x) v
 			WHERE d.ctid = v.row`,
@@ -27,6 +28,7 @@ func TestViolation(t *testing.T) {
 		`SELECT d.id FROM webhook_deliveries d JOIN webhook_endpoints w ON w.id = d.endpoint_id WHERE d.merchant_id = $1`,
 		`SELECT d.id FROM webhook_deliveries d, events e WHERE e.id = d.event_id`,
 		`SELECT * FROM credit_accounts WHERE customer_id = $1 FOR UPDATE`,
+		`SELECT 1 FROM events WHERE id = $1 UNION SELECT d.id FROM webhook_deliveries d JOIN events e ON e.id = d.event_id`,
 	}
 	for _, q := range ok {
 		if why := Violation(q, tables); why != "" {
