@@ -68,7 +68,13 @@ func TestRetentionDropsRatedWeeksAndKeepsSummaries(t *testing.T) {
 		}
 	}
 	day := then.Truncate(24 * time.Hour)
-	customer := ingest(t, db, s, then, day.Add(-3*24*time.Hour), day.Add(-2*time.Hour), day.Add(time.Hour))
+	// The last event is sent at then, in then's day: an hour into it, or
+	// then itself in the day's first hour (never in the future).
+	later := day.Add(time.Hour)
+	if later.After(then) {
+		later = then
+	}
+	customer := ingest(t, db, s, then, day.Add(-3*24*time.Hour), day.Add(-2*time.Hour), later)
 	ingest(t, db, s, now, now.Add(-time.Hour))
 	from, to := day.Add(-10*24*time.Hour), day.Add(24*time.Hour)
 	summary := func() metering.Summary {
