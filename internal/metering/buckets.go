@@ -3,7 +3,6 @@ package metering
 import (
 	"context"
 	"math/big"
-	"strconv"
 	"time"
 
 	"github.com/lib/pq"
@@ -58,17 +57,6 @@ func aggColumns(aggregation string, buckets bool) string {
 	return cols
 }
 
-// anyAggColumns is aggColumns for the meter m of the query, whose
-// aggregation is known only when it runs: each aggregate is filtered on it,
-// so the others still aggregate nothing and a sum meter sorts nothing.
-func anyAggColumns(buckets bool) string {
-	n, sum, mx, v, at, id := aggExprs(buckets)
-	when := func(a string) string { return ` FILTER (WHERE m.aggregation = '` + a + `')` }
-	order := ` ORDER BY ` + at + ` DESC, ` + id + ` DESC)` + when(Last) + `)[1]`
-	return n + ` AS n, (` + sum + when(Sum) + `)::text AS s, ` + mx + when(Max) + ` AS mx, (array_agg(` + v + order + ` AS lv, max(` + at + `)` + when(Last) +
-		` AS lt, (array_agg(` + id + order + ` AS lid`
-}
-
 type aggRow struct {
 	N   int64      `db:"n"`
 	S   *string    `db:"s"`
@@ -93,29 +81,36 @@ func (r aggRow) agg() Agg {
 }
 
 // spansSQL aggregates, in one round trip, the whole hours [f, t) of each
-// span numbered i from the hour buckets, its whole days from the day
-// buckets, and the parts of an hour at a span's ends from the events
-// themselves: the customer $3 of scope ($1, $2) on the meter whose id is
-// meter, with the select list cols. Each of the three parts takes three
-// arrays (span numbers, froms, tos), from parameter $first on.
-func spansSQL(cols func(buckets bool) string, meter string, first int) string {
-	arrays := func(k int) string {
-		p := func(j int) string { return "$" + strconv.Itoa(first+k+j) }
-		return `unnest(` + p(0) + `::bigint[], ` + p(1) + `::timestamptz[], ` + p(2) + `::timestamptz[]) AS r(i, f, t)`
-	}
-	buckets := func(grain string, k int) string {
-		return `SELECT r.i, a.* FROM ` + arrays(k) + `
-	CROSS JOIN LATERAL (SELECT ` + cols(true) + ` FROM usage_buckets
-		WHERE merchant_id = $1 AND mode = $2 AND customer_id = $3 AND meter_id = ` + meter + `
+// span numbered i from the hour buckets ($5-$7), its whole days from the
+// day buckets ($8-$10) and, with raw, the parts of an hour at a span's ends
+// from the events themselves ($11-$13, all within [$14, $15)): the
+// customer $3 of scope ($1, $2) on the meter $4, with the meter's
+// aggregation.
+//
+// The events are partitioned by week, and a statement that names them
+// locks and opens every partition when it runs, even for no rows: so the
+// events are named only when some span has a raw end, and then with
+// constant bounds and a plan made for them (store.CustomPlan), which reads
+// only the weeks holding those ends.
+func spansSQL(aggregation string, raw bool) string {
+	buckets := func(grain, i, f, t string) string {
+		return `SELECT r.i, a.* FROM unnest(` + i + `::bigint[], ` + f + `::timestamptz[], ` + t + `::timestamptz[]) AS r(i, f, t)
+	CROSS JOIN LATERAL (SELECT ` + aggColumns(aggregation, true) + ` FROM usage_buckets
+		WHERE merchant_id = $1 AND mode = $2 AND customer_id = $3 AND meter_id = $4
 			AND grain = '` + grain + `' AND start_at >= r.f AND start_at < r.t) a`
 	}
-	return buckets(Hour, 0) + `
+	q := buckets(Hour, "$5", "$6", "$7") + `
 UNION ALL
-` + buckets(Day, 3) + `
+` + buckets(Day, "$8", "$9", "$10")
+	if !raw {
+		return q
+	}
+	return store.CustomPlan + q + `
 UNION ALL
-SELECT r.i, a.* FROM ` + arrays(6) + `
-	CROSS JOIN LATERAL (SELECT ` + cols(false) + ` FROM meter_events
-		WHERE merchant_id = $1 AND mode = $2 AND customer_id = $3 AND meter_id = ` + meter + `
+SELECT r.i, a.* FROM unnest($11::bigint[], $12::timestamptz[], $13::timestamptz[]) AS r(i, f, t)
+	CROSS JOIN LATERAL (SELECT ` + aggColumns(aggregation, false) + ` FROM meter_events
+		WHERE merchant_id = $1 AND mode = $2 AND customer_id = $3 AND meter_id = $4
+			AND event_timestamp >= $14 AND event_timestamp < $15
 			AND event_timestamp >= r.f AND event_timestamp < r.t AND cancelled_at IS NULL) a`
 }
 
@@ -135,10 +130,35 @@ func (l *spanList) add(i int, r [2]time.Time) {
 // parts of an hour at the ends from the events. Only the meter's
 // aggregation is filled in (and Count).
 func aggregateSpans(ctx context.Context, q store.Querier, s tenant.Scope, m Meter, customerID string, spans [][2]time.Time) ([]Agg, error) {
+	var hours, days, raw spanList
+	var lo, hi time.Time
+	for i, sp := range spans {
+		rs, hs, ds := plan(sp[0], sp[1])
+		for _, r := range rs {
+			raw.add(i, r)
+			if lo.IsZero() || r[0].Before(lo) {
+				lo = r[0]
+			}
+			if r[1].After(hi) {
+				hi = r[1]
+			}
+		}
+		for _, h := range hs {
+			hours.add(i, h)
+		}
+		if ds[0].Before(ds[1]) {
+			days.add(i, ds)
+		}
+	}
+	args := []any{s.MerchantID, s.Mode, customerID, m.ID}
+	for _, l := range []spanList{hours, days} {
+		args = append(args, pq.Int64Array(l.i), pq.StringArray(l.from), pq.StringArray(l.to))
+	}
+	if len(raw.i) > 0 {
+		args = append(args, pq.Int64Array(raw.i), pq.StringArray(raw.from), pq.StringArray(raw.to), lo, hi)
+	}
 	var rows []spanRow
-	cols := func(buckets bool) string { return aggColumns(m.Aggregation, buckets) }
-	args := append([]any{s.MerchantID, s.Mode, customerID, m.ID}, spanArgs(spans)...)
-	if err := q.SelectContext(ctx, &rows, spansSQL(cols, "$4", 5), args...); err != nil {
+	if err := q.SelectContext(ctx, &rows, spansSQL(m.Aggregation, len(raw.i) > 0), args...); err != nil {
 		return nil, store.Translate(err)
 	}
 	return sumSpans(rows, len(spans)), nil
@@ -148,29 +168,6 @@ func aggregateSpans(ctx context.Context, q store.Querier, s tenant.Scope, m Mete
 type spanRow struct {
 	I int64 `db:"i"`
 	aggRow
-}
-
-// spanArgs are spansSQL's nine arrays for spans: the whole days, the other
-// whole hours and the raw ends of each.
-func spanArgs(spans [][2]time.Time) []any {
-	var hours, days, raw spanList
-	for i, sp := range spans {
-		rs, hs, ds := plan(sp[0], sp[1])
-		for _, r := range rs {
-			raw.add(i, r)
-		}
-		for _, h := range hs {
-			hours.add(i, h)
-		}
-		if ds[0].Before(ds[1]) {
-			days.add(i, ds)
-		}
-	}
-	var args []any
-	for _, l := range []spanList{hours, days, raw} {
-		args = append(args, pq.Int64Array(l.i), pq.StringArray(l.from), pq.StringArray(l.to))
-	}
-	return args
 }
 
 // sumSpans adds up the parts of each of n spans.

@@ -32,20 +32,31 @@ const (
 
 // manySQL reads ranges of several spans at once: each row of the arrays is
 // a range of span i, read from the hour or day buckets (src hour or day)
-// or from the events (src raw, the parts of an hour at a span's ends).
-const manySQL = `WITH r AS (
+// or, with raw, from the events (src raw, the parts of an hour at a span's
+// ends, all within [$9, $10)). As in spansSQL, the events (partitioned by
+// week) are named only when some range needs them, then with constant
+// bounds and a plan made for them, so only the weeks holding the ends are
+// read.
+func manySQL(raw bool) string {
+	q := `WITH r AS (
 	SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::timestamptz[], $8::timestamptz[])
 		AS r (i, src, merchant_id, mode, customer_id, meter_id, f, t)
 )
 SELECT r.i, a.* FROM r CROSS JOIN LATERAL (SELECT ` + allBucketColumns + ` FROM usage_buckets b
 		WHERE b.merchant_id = r.merchant_id AND b.mode = r.mode AND b.customer_id = r.customer_id AND b.meter_id = r.meter_id
 			AND b.grain = r.src AND b.start_at >= r.f AND b.start_at < r.t) a
-	WHERE r.src <> 'raw'
+	WHERE r.src <> 'raw'`
+	if !raw {
+		return q
+	}
+	return store.CustomPlan + q + `
 UNION ALL
 SELECT r.i, a.* FROM r CROSS JOIN LATERAL (SELECT ` + allEventColumns + ` FROM meter_events e
 		WHERE e.merchant_id = r.merchant_id AND e.mode = r.mode AND e.customer_id = r.customer_id AND e.meter_id = r.meter_id
+			AND e.event_timestamp >= $9 AND e.event_timestamp < $10
 			AND e.event_timestamp >= r.f AND e.event_timestamp < r.t AND e.cancelled_at IS NULL) a
 	WHERE r.src = 'raw'`
+}
 
 // AggregateMany returns the aggregates (all of them: Count, Sum, Max and
 // Last) of each span's uncancelled events, in one statement, from the
@@ -57,6 +68,7 @@ func AggregateMany(ctx context.Context, q store.Querier, spans []Span) ([]Agg, e
 	out := make([]Agg, len(spans))
 	var is []int64
 	var src, merchants, modes, custs, meters, froms, tos []string
+	var lo, hi time.Time // the bounds of the raw ranges
 	add := func(i int, sp Span, kind string, r [2]time.Time) {
 		is, src = append(is, int64(i)), append(src, kind)
 		merchants, modes = append(merchants, sp.Scope.MerchantID), append(modes, string(sp.Scope.Mode))
@@ -70,6 +82,12 @@ func AggregateMany(ctx context.Context, q store.Querier, spans []Span) ([]Agg, e
 		raw, hours, days := plan(sp.From.UTC(), sp.To.UTC())
 		for _, r := range raw {
 			add(i, sp, "raw", r)
+			if lo.IsZero() || r[0].Before(lo) {
+				lo = r[0]
+			}
+			if r[1].After(hi) {
+				hi = r[1]
+			}
 		}
 		for _, r := range hours {
 			add(i, sp, Hour, r)
@@ -85,8 +103,12 @@ func AggregateMany(ctx context.Context, q store.Querier, spans []Span) ([]Agg, e
 		I int64 `db:"i"`
 		aggRow
 	}
-	err := q.SelectContext(ctx, &rows, manySQL, pq.Int64Array(is), pq.StringArray(src), pq.StringArray(merchants), pq.StringArray(modes),
-		pq.StringArray(custs), pq.StringArray(meters), pq.StringArray(froms), pq.StringArray(tos))
+	args := []any{pq.Int64Array(is), pq.StringArray(src), pq.StringArray(merchants), pq.StringArray(modes),
+		pq.StringArray(custs), pq.StringArray(meters), pq.StringArray(froms), pq.StringArray(tos)}
+	if !lo.IsZero() {
+		args = append(args, lo, hi)
+	}
+	err := q.SelectContext(ctx, &rows, manySQL(!lo.IsZero()), args...)
 	if err != nil {
 		return nil, store.Translate(err)
 	}

@@ -171,11 +171,6 @@ func Usage(ctx context.Context, q store.Querier, s tenant.Scope, customerID stri
 	if in.To != nil {
 		to = *in.To
 	}
-	if in.From != nil {
-		if u, ok, err := usageOnce(ctx, q, s, customerID, in, in.From.UTC(), to.UTC()); ok || err != nil {
-			return u, err
-		}
-	}
 	m, err := usageTarget(ctx, q, s, customerID, in.Meter)
 	if err != nil {
 		return Summary{}, err
