@@ -20,7 +20,8 @@ import (
 // scanned. The statements are the shapes the daemon sends: a usage window
 // or span, a billing period's usage, the replay lookup of an idempotency
 // key, and the live feed's first page (ordered by the partition key, it
-// reads months newest first and stops at the page's end).
+// merges the newest entry of each month, the default partition's too, and
+// reads on only in the months the page holds).
 func TestRecentQueriesReadRecentPartitions(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -65,25 +66,28 @@ func TestRecentQueriesReadRecentPartitions(t *testing.T) {
 		name, sql string
 		args      []any
 		old       []string
+		// head: an old partition may be read for its first row only.
+		head bool
 	}{
 		{"usage_window", `SELECT count(*), coalesce(sum(value), 0), max(value) FROM meter_events
 			WHERE merchant_id = $1 AND mode = $2 AND customer_id = $3 AND meter_id = $4 AND event_timestamp >= $5 AND cancelled_at IS NULL`,
-			[]any{"mch_p", "live", "cus_p", "mtr_p", weekAgo}, oldMeter},
+			[]any{"mch_p", "live", "cus_p", "mtr_p", weekAgo}, oldMeter, false},
 		{"usage_span", `SELECT count(*), coalesce(sum(value), 0) FROM meter_events
 			WHERE merchant_id = $1 AND mode = $2 AND customer_id = $3 AND meter_id = $4 AND event_timestamp >= $5 AND event_timestamp < $6 AND cancelled_at IS NULL`,
-			[]any{"mch_p", "live", "cus_p", "mtr_p", hourAgo, now}, oldMeter},
+			[]any{"mch_p", "live", "cus_p", "mtr_p", hourAgo, now}, oldMeter, false},
 		{"dedupe", `SELECT e.id, e.value FROM unnest($3::text[]) AS r(ikey)
 			JOIN meter_event_keys k ON k.merchant_id = $1 AND k.mode = $2 AND k.idempotency_key = r.ikey
 			JOIN meter_events e ON e.merchant_id = k.merchant_id AND e.id = k.event_id AND e.event_timestamp = k.event_timestamp`,
-			[]any{"mch_p", "live", "{key1,key2}"}, oldMeter},
+			[]any{"mch_p", "live", "{key1,key2}"}, oldMeter, false},
 		{"feed_first_page", `SELECT id, seq FROM events WHERE merchant_id = $1 AND mode = $2
-			ORDER BY created_at DESC, seq DESC LIMIT 26`, []any{"mch_p", "live"}, oldEvents},
+			ORDER BY created_at DESC, seq DESC LIMIT 26`, []any{"mch_p", "live"}, oldEvents, true},
 	} {
 		for _, mode := range []string{"force_custom_plan", "force_generic_plan"} {
 			plan := explain(t, db, c.name, mode, c.sql, c.args)
 			for _, line := range strings.Split(plan, "\n") {
 				for _, p := range c.old {
-					if strings.Contains(line, p+" ") && !strings.Contains(line, "(never executed)") {
+					if strings.Contains(line, p+" ") && !strings.Contains(line, "(never executed)") &&
+						!(c.head && (strings.Contains(line, "(actual rows=1 loops=1)") || strings.Contains(line, "(actual rows=0 loops=1)"))) {
 						t.Errorf("%s (%s) reads %s:\n%s", c.name, mode, p, plan)
 					}
 				}
