@@ -38,3 +38,21 @@ func ReadPlan(t *testing.T, db *store.DB, read func(store.Querier) error) string
 	}
 	return strings.Join(lines, "\n")
 }
+
+// RunPlan is ReadPlan with the statement run under EXPLAIN ANALYZE (costs
+// and timings left out): the plan with the rows each node really read.
+func RunPlan(t *testing.T, db *store.DB, read func(store.Querier) error) string {
+	t.Helper()
+	r := &recorder{Querier: db}
+	if err := read(r); err != nil {
+		t.Fatal(err)
+	}
+	if r.query == "" {
+		t.Fatal("the read made no select")
+	}
+	var lines []string
+	if err := db.SelectContext(context.Background(), &lines, `EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) `+r.query, r.args...); err != nil {
+		t.Fatal(err)
+	}
+	return strings.Join(lines, "\n")
+}
