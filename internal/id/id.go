@@ -35,6 +35,27 @@ func at(prefix string, t time.Time) string {
 	return prefix + "_" + string(b[:])
 }
 
+// Time returns the time, to the millisecond, that New wrote into v
+// (prefix, "_", then 24 base62 characters), and whether v has that form.
+// An id New did not make (an imported one) decodes to an arbitrary time,
+// and a machine's clock may be off: a caller may narrow a search with it,
+// never rely on it.
+func Time(v string) (time.Time, bool) {
+	i := strings.LastIndexByte(v, '_')
+	if i < 0 || len(v)-i-1 != 24 {
+		return time.Time{}, false
+	}
+	var ms int64
+	for _, c := range []byte(v[i+1 : i+9]) {
+		d := strings.IndexByte(alphabet, c)
+		if d < 0 {
+			return time.Time{}, false
+		}
+		ms = ms*62 + int64(d)
+	}
+	return time.UnixMilli(ms).UTC(), true
+}
+
 // Random returns n random base62 characters from crypto/rand.
 func Random(n int) string {
 	var b strings.Builder

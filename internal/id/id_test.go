@@ -41,3 +41,18 @@ func TestIDsSortByTime(t *testing.T) {
 		t.Errorf("year 8000: %q", v)
 	}
 }
+
+func TestTimeReadsNew(t *testing.T) {
+	t.Parallel()
+	for _, when := range []time.Time{time.Now(), time.Date(2026, 11, 23, 12, 0, 0, 123456789, time.UTC), time.UnixMilli(0)} {
+		got, ok := Time(at("me", when))
+		if want := when.Truncate(time.Millisecond).UTC(); !ok || !got.Equal(want) {
+			t.Errorf("Time of an id made at %s: %s, %v", want, got, ok)
+		}
+	}
+	for _, v := range []string{"", "me_", "me_1", "me_" + "!!!!!!!!" + "0123456789abcdef", "me_0123456789abcdef0123456"} {
+		if _, ok := Time(v); ok {
+			t.Errorf("Time(%q) reads a time", v)
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"github.com/tollgatehq/tollgate/internal/apperr"
 	"github.com/tollgatehq/tollgate/internal/events"
 	"github.com/tollgatehq/tollgate/internal/fields"
+	"github.com/tollgatehq/tollgate/internal/id"
 	"github.com/tollgatehq/tollgate/internal/store"
 	"github.com/tollgatehq/tollgate/internal/tenant"
 )
@@ -131,17 +132,37 @@ func recomputeWindows(ctx context.Context, tx *store.Tx, s tenant.Scope, custome
 }
 
 // eventByID reads the scope's meter event, locking its row when lock.
+//
+// The id says when ingestion made it (id.Time), and a live event's
+// timestamp was accepted within MaxAge before and MaxSkew after the
+// daemon's clock then: the read names that range of event_timestamp too,
+// so only the six or so weekly partitions it spans are opened, not every
+// week kept. An hour each side covers the time between the clock's
+// reading and the id's making. An event the range misses (an id made
+// under a daemon clock set elsewhere, or imported) is then read from every
+// week; test mode's timestamps follow its clock, which may run years
+// ahead, so it reads every week at once.
 func eventByID(ctx context.Context, q store.Querier, s tenant.Scope, eventID string, lock bool) (Event, error) {
 	query := `SELECT e.mode, e.id, e.meter_id, m.key AS meter_key, e.customer_id, e.value, e.event_timestamp,
 			e.properties::text AS properties, e.idempotency_key, e.created_at, e.cancelled_at
 		FROM meter_events e JOIN meters m ON m.merchant_id = e.merchant_id AND m.id = e.meter_id
 		WHERE e.merchant_id = $1 AND e.mode = $2 AND e.id = $3`
+	locking := ""
 	if lock {
-		query += ` FOR UPDATE OF e`
+		locking = ` FOR UPDATE OF e`
 	}
 	var rows []eventRow
-	if err := q.SelectContext(ctx, &rows, query, s.MerchantID, s.Mode, eventID); err != nil {
-		return Event{}, store.Translate(err)
+	if made, ok := id.Time(eventID); ok && s.Mode == tenant.Live {
+		lo, hi := made.Add(-MaxAge-time.Hour), made.Add(MaxSkew+time.Hour)
+		err := q.SelectContext(ctx, &rows, query+` AND e.event_timestamp >= $4 AND e.event_timestamp <= $5`+locking, s.MerchantID, s.Mode, eventID, lo, hi)
+		if err != nil {
+			return Event{}, store.Translate(err)
+		}
+	}
+	if len(rows) == 0 {
+		if err := q.SelectContext(ctx, &rows, query+locking, s.MerchantID, s.Mode, eventID); err != nil {
+			return Event{}, store.Translate(err)
+		}
 	}
 	if len(rows) == 0 {
 		return Event{}, notFound(eventID)
