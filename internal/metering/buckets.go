@@ -221,32 +221,47 @@ const bucketsCTE = `shard AS MATERIALIZED (
 )`
 
 // The hour and day buckets holding $5 (a cancelled event's timestamp) are
-// recomputed from the uncancelled events: every shard goes, then one row
-// per bucket with events comes back.
+// recomputed: the hour from its uncancelled events, the day from its hours.
+// The day is never read back from the events: retention may have dropped
+// some of its hours' rows (a week's partition at a time), and the hours
+// keep what they held. Every shard goes, then one row per bucket with
+// events comes back.
 const (
-	dropBucketsSQL = `DELETE FROM usage_buckets WHERE merchant_id = $1 AND mode = $2 AND customer_id = $3 AND meter_id = $4
-		AND ((grain = 'hour' AND start_at = date_trunc('hour', $5::timestamptz, 'UTC'))
-			OR (grain = 'day' AND start_at = date_trunc('day', $5::timestamptz, 'UTC')))`
-	rebuildBucketsSQL = `INSERT INTO usage_buckets (merchant_id, mode, customer_id, meter_id, grain, start_at, shard,
+	dropHourSQL = `DELETE FROM usage_buckets WHERE merchant_id = $1 AND mode = $2 AND customer_id = $3 AND meter_id = $4
+		AND grain = 'hour' AND start_at = date_trunc('hour', $5::timestamptz, 'UTC')`
+	rebuildHourSQL = `INSERT INTO usage_buckets (merchant_id, mode, customer_id, meter_id, grain, start_at, shard,
 		event_count, value_sum, value_max, last_value, last_at, last_event_id)
-	SELECT $1, $2, $3, $4, g.grain, g.start_at, 0, count(*), sum(e.value), max(e.value),
+	SELECT $1, $2, $3, $4, 'hour', date_trunc('hour', $5::timestamptz, 'UTC'), 0, count(*), sum(e.value), max(e.value),
 		(array_agg(e.value ORDER BY e.event_timestamp DESC, e.id DESC))[1], max(e.event_timestamp),
 		(array_agg(e.id ORDER BY e.event_timestamp DESC, e.id DESC))[1]
-	FROM (VALUES ('hour', date_trunc('hour', $5::timestamptz, 'UTC'), interval '1 hour'),
-			('day', date_trunc('day', $5::timestamptz, 'UTC'), interval '24 hours')) AS g (grain, start_at, span)
-		JOIN meter_events e ON e.merchant_id = $1 AND e.mode = $2 AND e.customer_id = $3 AND e.meter_id = $4
-			AND e.event_timestamp >= g.start_at AND e.event_timestamp < g.start_at + g.span AND e.cancelled_at IS NULL
-	GROUP BY g.grain, g.start_at`
+	FROM meter_events e
+	WHERE e.merchant_id = $1 AND e.mode = $2 AND e.customer_id = $3 AND e.meter_id = $4 AND e.cancelled_at IS NULL
+		AND e.event_timestamp >= date_trunc('hour', $5::timestamptz, 'UTC')
+		AND e.event_timestamp < date_trunc('hour', $5::timestamptz, 'UTC') + interval '1 hour'
+	HAVING count(*) > 0`
+	dropDaySQL = `DELETE FROM usage_buckets WHERE merchant_id = $1 AND mode = $2 AND customer_id = $3 AND meter_id = $4
+		AND grain = 'day' AND start_at = date_trunc('day', $5::timestamptz, 'UTC')`
+	rebuildDaySQL = `INSERT INTO usage_buckets (merchant_id, mode, customer_id, meter_id, grain, start_at, shard,
+		event_count, value_sum, value_max, last_value, last_at, last_event_id)
+	SELECT $1, $2, $3, $4, 'day', date_trunc('day', $5::timestamptz, 'UTC'), 0, sum(h.event_count), sum(h.value_sum), max(h.value_max),
+		(array_agg(h.last_value ORDER BY h.last_at DESC, h.last_event_id DESC))[1], max(h.last_at),
+		(array_agg(h.last_event_id ORDER BY h.last_at DESC, h.last_event_id DESC))[1]
+	FROM usage_buckets h
+	WHERE h.merchant_id = $1 AND h.mode = $2 AND h.customer_id = $3 AND h.meter_id = $4 AND h.grain = 'hour'
+		AND h.start_at >= date_trunc('day', $5::timestamptz, 'UTC')
+		AND h.start_at < date_trunc('day', $5::timestamptz, 'UTC') + interval '24 hours'
+	HAVING count(*) > 0`
 )
 
 // rebuildBuckets recomputes the hour and day buckets holding at; the caller holds the
 // scope's usage lock exclusively, so no batch adds to them meanwhile.
 func rebuildBuckets(ctx context.Context, q store.Querier, s tenant.Scope, customerID, meterID string, at time.Time) error {
-	if _, err := q.ExecContext(ctx, dropBucketsSQL, s.MerchantID, s.Mode, customerID, meterID, ts(at)); err != nil {
-		return store.Translate(err)
+	for _, stmt := range []string{dropHourSQL, rebuildHourSQL, dropDaySQL, rebuildDaySQL} {
+		if _, err := q.ExecContext(ctx, stmt, s.MerchantID, s.Mode, customerID, meterID, ts(at)); err != nil {
+			return store.Translate(err)
+		}
 	}
-	_, err := q.ExecContext(ctx, rebuildBucketsSQL, s.MerchantID, s.Mode, customerID, meterID, ts(at))
-	return store.Translate(err)
+	return nil
 }
 
 func ts(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
