@@ -21,15 +21,19 @@ import (
 // is written and whenever an event can have a customer. Inserts go in key
 // order so concurrent batches upserting the same new customers cannot
 // deadlock; an insert that loses a race to a concurrent one returns nothing
-// and is read again by the caller.
+// and is read again by the caller. Customers are found by two probes, one
+// per unique index: as one condition (id in the list OR external id in it)
+// neither index applies and PostgreSQL read every customer of the merchant,
+// ~50 ms per 100,000 customers on a one-event request.
 const resolveCustomersSQL = `
 WITH lk AS MATERIALIZED (
 	SELECT pg_advisory_xact_lock_shared($6::int, hashtext($7)) AS locked
 ), ext AS (
 	SELECT * FROM unnest($4::text[], $5::text[]) AS t(ext, new_id)
 ), found AS (
-	SELECT id, external_customer_id FROM customers
-	WHERE merchant_id = $1 AND mode = $2 AND (id = ANY($3::text[]) OR external_customer_id IN (SELECT ext FROM ext))
+	SELECT id, external_customer_id FROM customers WHERE merchant_id = $1 AND mode = $2 AND id = ANY($3::text[])
+	UNION
+	SELECT id, external_customer_id FROM customers WHERE merchant_id = $1 AND mode = $2 AND external_customer_id = ANY($4::text[])
 ), ins AS (
 	INSERT INTO customers (merchant_id, mode, id, external_customer_id, created_at)
 	SELECT $1, $2, new_id, ext, $8 FROM ext, lk
