@@ -269,14 +269,17 @@ func ts(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 // checksCTE leaves the alert job one check per customer and meter of the
 // batch that an active alert may watch: a usage alert on the meter, or a
 // spend alert. The rows are the batch's own, so no batch waits on another's
-// and none is missed by a job evaluating while it commits.
+// and none is missed by a job evaluating while it commits. A scope without
+// an active alert pays one probe per batch (a one-time filter), not two per
+// customer.
 const checksCTE = `checks AS (
 	INSERT INTO alert_checks (id, merchant_id, mode, customer_id, subject)
 	SELECT 'chk_' || replace(gen_random_uuid()::text, '-', ''), $1, $2, p.customer_id, p.meter_id
 	FROM (SELECT DISTINCT customer_id, meter_id FROM fresh WHERE customer_id IS NOT NULL) p
-	WHERE EXISTS (SELECT 1 FROM alerts a WHERE a.merchant_id = $1 AND a.mode = $2 AND a.status = 'active'
-			AND a.meter_id = p.meter_id AND (a.customer_id IS NULL OR a.customer_id = p.customer_id))
-		OR EXISTS (SELECT 1 FROM alerts a WHERE a.merchant_id = $1 AND a.mode = $2 AND a.status = 'active'
-			AND a.meter_id IS NULL AND a.type = 'spend_threshold' AND (a.customer_id IS NULL OR a.customer_id = p.customer_id))
+	WHERE EXISTS (SELECT 1 FROM alerts a WHERE a.merchant_id = $1 AND a.mode = $2 AND a.status = 'active')
+		AND (EXISTS (SELECT 1 FROM alerts a WHERE a.merchant_id = $1 AND a.mode = $2 AND a.status = 'active'
+				AND a.meter_id = p.meter_id AND (a.customer_id IS NULL OR a.customer_id = p.customer_id))
+			OR EXISTS (SELECT 1 FROM alerts a WHERE a.merchant_id = $1 AND a.mode = $2 AND a.status = 'active'
+				AND a.meter_id IS NULL AND a.type = 'spend_threshold' AND (a.customer_id IS NULL OR a.customer_id = p.customer_id)))
 	RETURNING 1
 )`

@@ -45,9 +45,12 @@ func TestIngestPlansProbeByKey(t *testing.T) {
 	for name, sql := range map[string]string{"customers": resolveCustomersSQL, "write": writeSQL} {
 		plan := testdb.GenericPlan(t, conn, name, sql)
 		text := strings.Join(plan, "\n")
-		for _, line := range plan {
+		for i, line := range plan {
 			l := strings.TrimSpace(line)
-			if strings.Contains(l, "Seq Scan") || strings.Contains(l, "Bitmap Heap Scan") || tenantOnly.MatchString(l) {
+			// Whether the scope has any active alert is asked once per
+			// batch: the first entry found answers it.
+			gate := i >= 2 && strings.Contains(plan[i-2], "InitPlan") && strings.Contains(plan[i-1], "on alerts")
+			if strings.Contains(l, "Seq Scan") || strings.Contains(l, "Bitmap Heap Scan") || tenantOnly.MatchString(l) && !gate {
 				t.Errorf("%s: %q in the generic plan:\n%s", name, l, text)
 			}
 		}
