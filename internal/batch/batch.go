@@ -90,3 +90,21 @@ func (g *Group[I, R]) Do(in I) R {
 	next.lead <- true
 	return c.Out
 }
+
+// OneByOne runs write over calls as one batch; when it fails for a batch of
+// more than one, each call is written alone, so one call's failure (a key
+// already taken fails a whole statement) does not fail the others. A call
+// whose write failed alone gets failed(err).
+func OneByOne[I, R any](calls []*Call[I, R], write func([]*Call[I, R]) error, failed func(error) R) {
+	err := write(calls)
+	if err == nil {
+		return
+	}
+	for _, c := range calls {
+		if len(calls) == 1 {
+			c.Out = failed(err)
+		} else if err := write([]*Call[I, R]{c}); err != nil {
+			c.Out = failed(err)
+		}
+	}
+}

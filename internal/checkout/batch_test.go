@@ -9,8 +9,10 @@ import (
 	"github.com/tollgatehq/tollgate/internal/apperr"
 	"github.com/tollgatehq/tollgate/internal/batch"
 	"github.com/tollgatehq/tollgate/internal/invoices"
+	"github.com/tollgatehq/tollgate/internal/payments"
 	"github.com/tollgatehq/tollgate/internal/plans"
 	"github.com/tollgatehq/tollgate/internal/rail"
+	"github.com/tollgatehq/tollgate/internal/subscriptions"
 )
 
 func (f *fixture) plan(t *testing.T) plans.Plan {
@@ -22,13 +24,13 @@ func (f *fixture) plan(t *testing.T) plans.Plan {
 	return p
 }
 
-func (f *fixture) prepared(t *testing.T, planID, ext string) *batch.Call[activationWrite, activationResult] {
+func (f *fixture) prepared(t *testing.T, planID, ext string) *batch.Call[subscriptions.Activation, subscriptions.Activated] {
 	t.Helper()
 	w, ok, err := f.env.prepareActivation(f.ctx, planID, Input{Payer: rail.WalletSucceeds, ExternalCustomerID: &ext}, false)
 	if !ok || err != nil {
 		t.Fatalf("prepare %s: %v %v", ext, ok, err)
 	}
-	return &batch.Call[activationWrite, activationResult]{In: w}
+	return &batch.Call[subscriptions.Activation, subscriptions.Activated]{In: w}
 }
 
 func (f *fixture) count(t *testing.T, table string) int {
@@ -47,11 +49,11 @@ func TestActivationBatch(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
 	p := f.plan(t)
-	calls := []*batch.Call[activationWrite, activationResult]{f.prepared(t, p.ID, "u_a"), f.prepared(t, p.ID, "u_b"), f.prepared(t, p.ID, "u_a")}
-	if err := writeActivations(f.ctx, f.db, calls); err != nil {
+	calls := []*batch.Call[subscriptions.Activation, subscriptions.Activated]{f.prepared(t, p.ID, "u_a"), f.prepared(t, p.ID, "u_b"), f.prepared(t, p.ID, "u_a")}
+	if err := subscriptions.WriteActivations(f.ctx, f.db, calls); err != nil {
 		t.Fatal(err)
 	}
-	if !calls[0].Out.ok || !calls[1].Out.ok || calls[2].Out.ok {
+	if !calls[0].Out.OK || !calls[1].Out.OK || calls[2].Out.OK {
 		t.Fatalf("outcomes %+v %+v %+v", calls[0].Out, calls[1].Out, calls[2].Out)
 	}
 	for table, want := range map[string]int{"customers": 2, "subscriptions": 2, "rail_settlements": 2, "payments": 2, "events": 2} {
@@ -59,8 +61,8 @@ func TestActivationBatch(t *testing.T) {
 			t.Fatalf("%d %s, want %d", n, table, want)
 		}
 	}
-	if *calls[0].Out.sub.CustomerID != *calls[0].In.x.CustomerID || calls[0].Out.sub.ID != calls[0].In.x.ID {
-		t.Fatalf("subscription %+v", calls[0].Out.sub)
+	if *calls[0].Out.Sub.CustomerID != *calls[0].In.Sub.CustomerID || calls[0].Out.Sub.ID != calls[0].In.Sub.ID {
+		t.Fatalf("subscription %+v", calls[0].Out.Sub)
 	}
 	if _, err := f.env.Subscribe(f.ctx, p.ID, Input{Payer: rail.WalletSucceeds, ExternalCustomerID: ptr("u_a")}); apperr.CodeOf(err) != apperr.AlreadySubscribed {
 		t.Fatalf("u_a again: %v", err)
@@ -73,14 +75,14 @@ func TestActivationBatchFallsBackOneByOne(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
 	p := f.plan(t)
-	calls := []*batch.Call[activationWrite, activationResult]{f.prepared(t, p.ID, "u_c"), f.prepared(t, p.ID, "u_d")}
-	st := calls[0].In.st
+	calls := []*batch.Call[subscriptions.Activation, subscriptions.Activated]{f.prepared(t, p.ID, "u_c"), f.prepared(t, p.ID, "u_d")}
+	st := calls[0].In.Settlement
 	if _, err := rail.NewTest(f.db).Settle(f.ctx, []rail.Request{{Scope: f.s, Kind: rail.Activate, Key: st.Key, Nonce: st.Key,
 		Payer: st.Payer, Payee: st.Payee, Amount: st.Amount, At: st.At}}); err != nil {
 		t.Fatal(err)
 	}
-	runActivations(f.db, calls)
-	if calls[0].Out.ok || calls[0].Out.err != nil || !calls[1].Out.ok {
+	subscriptions.RunActivations(f.db, calls)
+	if calls[0].Out.OK || calls[0].Out.Err != nil || !calls[1].Out.OK {
 		t.Fatalf("outcomes %+v %+v", calls[0].Out, calls[1].Out)
 	}
 	if n := f.count(t, "subscriptions"); n != 1 {
@@ -144,18 +146,18 @@ func TestPayBatch(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
 	a, b := f.invoice(t), f.invoice(t)
-	prep := func(id, payer string) *batch.Call[payWrite, payResult] {
+	prep := func(id, payer string) *batch.Call[payments.InvoicePayment, payments.InvoicePaid] {
 		w, ok, err := f.env.preparePay(f.ctx, id, Input{Payer: payer})
 		if !ok || err != nil {
 			t.Fatalf("prepare: %v %v", ok, err)
 		}
-		return &batch.Call[payWrite, payResult]{In: w}
+		return &batch.Call[payments.InvoicePayment, payments.InvoicePaid]{In: w}
 	}
-	calls := []*batch.Call[payWrite, payResult]{prep(a.ID, rail.WalletSucceeds), prep(b.ID, rail.WalletSucceeds), prep(a.ID, rail.WalletTransientOnce)}
-	if !writePays(f.ctx, f.db, calls) {
+	calls := []*batch.Call[payments.InvoicePayment, payments.InvoicePaid]{prep(a.ID, rail.WalletSucceeds), prep(b.ID, rail.WalletSucceeds), prep(a.ID, rail.WalletTransientOnce)}
+	if payments.WriteInvoicePayments(f.ctx, f.db, calls) != nil {
 		t.Fatal("the batch failed")
 	}
-	if !calls[0].Out.ok || !calls[1].Out.ok || calls[2].Out.ok {
+	if !calls[0].Out.OK || !calls[1].Out.OK || calls[2].Out.OK {
 		t.Fatalf("outcomes %+v %+v %+v", calls[0].Out, calls[1].Out, calls[2].Out)
 	}
 	for table, want := range map[string]int{"rail_settlements": 2, "payments": 2, "events": 2} {
@@ -164,10 +166,10 @@ func TestPayBatch(t *testing.T) {
 		}
 	}
 	got, err := invoices.ByID(f.ctx, f.db, f.s, a.ID)
-	if err != nil || got.Status != invoices.StatusPaid || *got.PaymentID != calls[0].Out.pay.ID {
+	if err != nil || got.Status != invoices.StatusPaid || *got.PaymentID != calls[0].Out.Payment.ID {
 		t.Fatalf("invoice %+v %v", got, err)
 	}
-	mine, _ := json.Marshal(calls[0].In.paid.Wire(f.env.BaseURL))
+	mine, _ := json.Marshal(calls[0].In.Paid.Wire(f.env.BaseURL))
 	want, _ := json.Marshal(got.Wire(f.env.BaseURL))
 	sameJSON(t, mine, want)
 	if _, _, err := f.env.PayInvoice(f.ctx, a.ID, Input{Payer: rail.WalletTransientOnce}); apperr.CodeOf(err) != apperr.InvoiceNotOpen {
@@ -229,8 +231,8 @@ func TestActivationGuess(t *testing.T) {
 	}
 	subscribe("u_1") // read: the plan is cached
 	w, ok, err := f.env.prepareActivation(f.ctx, p.ID, Input{Payer: rail.WalletSucceeds, ExternalCustomerID: ptr("u_2")}, true)
-	if !ok || err != nil || !w.guess {
-		t.Fatalf("guess %v %v %v", w.guess, ok, err)
+	if !ok || err != nil || !w.Guess {
+		t.Fatalf("guess %v %v %v", w.Guess, ok, err)
 	}
 	subscribe("u_2")
 	// A known customer without a live subscription: the guess (new) is

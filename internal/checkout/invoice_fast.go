@@ -2,9 +2,7 @@ package checkout
 
 import (
 	"context"
-	"encoding/json"
 
-	"github.com/tollgatehq/tollgate/internal/id"
 	"github.com/tollgatehq/tollgate/internal/invoices"
 	"github.com/tollgatehq/tollgate/internal/payments"
 	"github.com/tollgatehq/tollgate/internal/rail"
@@ -22,9 +20,9 @@ import (
 // wallet, a live rail — goes the locked way (payInvoiceTx), which answers
 // it as before. Before: BEGIN, lock, terms, settlement, payment, invoice,
 // event, COMMIT (8 round trips); now 2. The write is one statement for any
-// number of payments (payInvoiceBatchSQL): alone, a payment is a batch of
-// one; under load it shares the write with the payments that arrived
-// meanwhile (group commit, invoice_batch.go).
+// number of payments, the payments package's (payments.InvoicePayments):
+// alone, a payment is a batch of one; under load it shares the write with
+// the payments that arrived meanwhile.
 
 // invoiceTerms is an invoice with its merchant's wallet on file and test
 // clock offset (see Env.terms).
@@ -50,45 +48,26 @@ const lockInvoiceSQL = `SELECT ` + invoices.Columns + `,
 	FROM invoices WHERE merchant_id = $1 AND id = $2 FOR UPDATE OF invoices`
 
 // payInvoiceFast pays an open invoice in two statements when it can (the
-// write in a group commit, see group); done=false leaves the payment to the
-// locked path, nothing written.
+// write in a group commit: payments.InvoicePayments); done=false leaves the
+// payment to the locked path, nothing written.
 func (e Env) payInvoiceFast(ctx context.Context, invoiceID string, in Input) (rail.Settlement, payments.Payment, invoices.Invoice, bool, error) {
 	if e.Writers == nil {
 		return rail.Settlement{}, payments.Payment{}, invoices.Invoice{}, false, nil
 	}
 	w, ok, err := e.preparePay(ctx, invoiceID, in)
 	if err != nil || !ok {
-		return w.st, payments.Payment{}, w.paid, err != nil, err
+		return w.Settlement, payments.Payment{}, w.Paid, err != nil, err
 	}
-	res := e.Writers.pays.Do(w)
-	if res.err != nil || !res.ok {
-		return w.st, payments.Payment{}, w.paid, res.err != nil, res.err
+	res := e.Writers.pays.Write(w)
+	if res.Err != nil || !res.OK {
+		return w.Settlement, payments.Payment{}, w.Paid, res.Err != nil, res.Err
 	}
-	return w.st, res.pay, w.paid, true, nil
-}
-
-// payWrite is one payment's write, everything decided.
-type payWrite struct {
-	// paid is the invoice as the write leaves it.
-	paid    invoices.Invoice
-	st      rail.Settlement
-	payID   string
-	eventID string
-	data    string
-}
-
-// payResult is its outcome: ok=false when nothing was written (the locked
-// path is to decide).
-type payResult struct {
-	pay        payments.Payment
-	ok         bool
-	deliveries bool
-	err        error
+	return w.Settlement, res.Payment, w.Paid, true, nil
 }
 
 // preparePay reads the invoice with its terms and decides the payment's
 // write; ok=false leaves it to the locked path.
-func (e Env) preparePay(ctx context.Context, invoiceID string, in Input) (w payWrite, ok bool, err error) {
+func (e Env) preparePay(ctx context.Context, invoiceID string, in Input) (w payments.InvoicePayment, ok bool, err error) {
 	var rows []invoiceTerms
 	if err := e.DB.SelectContext(ctx, &rows, invoiceTermsSQL, invoiceID); err != nil {
 		return w, false, store.Translate(err)
@@ -116,12 +95,6 @@ func (e Env) preparePay(ctx context.Context, invoiceID string, in Input) (w payW
 	if !ok || st.Status != rail.Succeeded {
 		return w, false, nil
 	}
-	w = payWrite{paid: inv, st: st, payID: id.New("pay"), eventID: id.New("evt")}
-	w.paid.Status, w.paid.PaidAt, w.paid.PaymentID = invoices.StatusPaid, &w.st.At, &w.payID
-	data, err := json.Marshal(w.paid.Wire(e.BaseURL))
-	if err != nil {
-		return w, false, err
-	}
-	w.data = string(data)
-	return w, true, nil
+	w, err = payments.NewInvoicePayment(inv, st, e.BaseURL)
+	return w, err == nil, err
 }

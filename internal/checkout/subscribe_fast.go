@@ -2,8 +2,8 @@ package checkout
 
 import (
 	"context"
-	"encoding/json"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/tollgatehq/tollgate/internal/customers"
@@ -27,7 +27,8 @@ import (
 // written. Before: BEGIN, plan, customer read, customer insert, activation
 // index, terms, settlement, subscription, payment, event, COMMIT (11 round
 // trips); now 2, and under load the write is shared with the checkouts
-// that arrived meanwhile (group commit, subscribe_batch.go). A new customer
+// that arrived meanwhile (the write and its group commit are the
+// subscriptions package's: subscriptions.Activations). A new customer
 // of a plan already checked out here is 1: the plan and its merchant's terms
 // are cached (planCache), and the write checks that the customer is new and
 // the terms current; when not, the checkout reads and writes again.
@@ -56,27 +57,27 @@ const planTermsSQL = `SELECT ` + plans.Columns + `, c.id AS customer_id,
 // the plan and its merchant's terms are cached (see planCache); done=false
 // leaves the checkout to the locked path, nothing written.
 func (e Env) subscribeFast(ctx context.Context, planID string, in Input) (rail.Settlement, subscriptions.Subscription, bool, error) {
-	var res activationResult
-	var w activationWrite
+	var res subscriptions.Activated
+	var w subscriptions.Activation
 	if e.Writers == nil {
-		return w.st, w.x, false, nil
+		return w.Settlement, w.Sub, false, nil
 	}
 	for _, cached := range []bool{true, false} {
 		var ok bool
 		var err error
 		if w, ok, err = e.prepareActivation(ctx, planID, in, cached); err != nil || !ok {
-			return w.st, w.x, err != nil, err
+			return w.Settlement, w.Sub, err != nil, err
 		}
-		if res = e.Writers.activations.Do(w); res.err != nil || res.ok || !w.guess {
+		if res = e.Writers.activations.Write(w); res.Err != nil || res.OK || !w.Guess {
 			break
 		}
 		// The guess was wrong (a known customer, or terms changed):
 		// read, and write again.
 	}
-	if res.err != nil || !res.ok {
-		return w.st, w.x, res.err != nil, res.err
+	if res.Err != nil || !res.OK {
+		return w.Settlement, w.Sub, res.Err != nil, res.Err
 	}
-	return w.st, res.sub, true, nil
+	return w.Settlement, res.Sub, true, nil
 }
 
 // prepareActivation reads what a checkout of the plan needs and decides
@@ -84,8 +85,8 @@ func (e Env) subscribeFast(ctx context.Context, planID string, in Input) (rail.S
 //
 // With cached=true and the plan in planCache, nothing is read: the write
 // guesses a new customer and the terms last read, and checks both (see
-// subscribeBatchSQL).
-func (e Env) prepareActivation(ctx context.Context, planID string, in Input, cached bool) (w activationWrite, ok bool, err error) {
+// subscriptions.Activation).
+func (e Env) prepareActivation(ctx context.Context, planID string, in Input, cached bool) (w subscriptions.Activation, ok bool, err error) {
 	// The payer as both modes normalise it, so the customer can be read
 	// with the plan; the plan's mode checks it below.
 	ext := externalID(in, strings.ToLower(strings.TrimSpace(in.Payer)))
@@ -95,7 +96,7 @@ func (e Env) prepareActivation(ctx context.Context, planID string, in Input, cac
 	cache := e.Writers.plans
 	var rows []planTerms
 	if t, hit := cache.get(planID); cached && hit {
-		rows, w.guess = []planTerms{t}, true
+		rows, w.Guess = []planTerms{t}, true
 	} else {
 		if err := e.DB.SelectContext(ctx, &rows, planTermsSQL, planID, ext); err != nil {
 			return w, false, store.Translate(err)
@@ -130,36 +131,39 @@ func (e Env) prepareActivation(ctx context.Context, planID string, in Input, cac
 	if !ok || st.Status != rail.Succeeded {
 		return w, false, nil
 	}
-	x, _ := subscriptions.NewActivation(subscriptions.ActivateInput{Plan: p, CustomerID: custID, Payer: who,
+	x, first := subscriptions.NewActivation(subscriptions.ActivateInput{Plan: p, CustomerID: custID, Payer: who,
 		Activation: st, UsageGrace: e.UsageGrace, Now: st.At})
-	data, err := json.Marshal(x.Wire())
-	if err != nil {
-		return w, false, err
+	return subscriptions.Activation{Sub: x, First: first, Settlement: st, Settle: true, NewCustomer: isNew, External: ext,
+		Guess: w.Guess, Wallet: rows[0].Wallet, AheadUS: rows[0].AheadUS}, true, nil
+}
+
+// planCache keeps the plans checked out (plans are create-only) with their
+// merchant's terms as last read, so a checkout of a known plan by a new
+// customer reads nothing: its write checks the terms and the customer
+// (subscriptions.Activation's Guess) and, when they were stale, the
+// checkout reads and writes again, which refreshes them.
+type planCache struct {
+	mu    sync.Mutex
+	plans map[string]planTerms
+}
+
+// maxCachedPlans bounds the cache; past it, it starts again empty.
+const maxCachedPlans = 4096
+
+func (c *planCache) get(planID string) (planTerms, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t, ok := c.plans[planID]
+	return t, ok
+}
+
+// put keeps the plan and its terms from t, not the customer's.
+func (c *planCache) put(t planTerms) {
+	t.CustomerID, t.ActivationIndex = nil, 0
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.plans) >= maxCachedPlans {
+		c.plans = map[string]planTerms{}
 	}
-	return activationWrite{x: x, st: st, ext: ext, isNew: isNew, eventID: id.New("evt"), data: string(data),
-		guess: w.guess, wallet: rows[0].Wallet, aheadUS: rows[0].AheadUS}, true, nil
-}
-
-// activationWrite is one checkout's write, everything decided.
-type activationWrite struct {
-	x       subscriptions.Subscription
-	st      rail.Settlement
-	ext     string
-	isNew   bool
-	eventID string
-	data    string
-	// guess: the customer is taken to be new and the terms to be wallet
-	// and aheadUS, unread; the write checks them.
-	guess   bool
-	wallet  *string
-	aheadUS *int64
-}
-
-// activationResult is its outcome: ok=false when nothing was written
-// (the locked path is to decide).
-type activationResult struct {
-	sub        subscriptions.Subscription
-	ok         bool
-	deliveries bool
-	err        error
+	c.plans[t.ID] = t
 }

@@ -127,6 +127,20 @@ func Upsert(ctx context.Context, q store.Querier, s tenant.Scope, externalID str
 	return Customer{}, apperr.New(apperr.Internal, "customer %q could not be upserted", externalID)
 }
 
+// CreateCTE is a WITH item, name, creating customers in a statement that
+// records more with them (a checkout's subscription): query yields one row
+// a customer, with the columns merchant_id, mode, id, external_customer_id
+// and at (its created_at). A customer whose external id is taken is not
+// created (nothing written for it); the item returns merchant_id and id of
+// those created.
+func CreateCTE(name, query string) string {
+	return name + ` AS (
+		INSERT INTO customers (merchant_id, mode, id, external_customer_id, created_at)
+		SELECT q.merchant_id, q.mode, q.id, q.external_customer_id, q.at FROM (` + query + `) q
+		ON CONFLICT ON CONSTRAINT customers_external DO NOTHING RETURNING merchant_id, id
+	)`
+}
+
 // Resolve turns a body reference into a customer: by id (which must exist,
 // else unknown_customer 400), else by external id (upserted). When both are
 // given they must name the same customer. required=false allows an empty

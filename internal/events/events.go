@@ -92,6 +92,19 @@ const DeliveriesCTE = `d AS (
 		RETURNING 1
 	)`
 
+// InsertCTE is the WITH items ev and d recording events in a statement
+// that makes their change: the events, and their pending deliveries
+// (DeliveriesCTE). query yields one row an event, with the columns
+// merchant_id, mode, id, type, data (jsonb) and at (when it happened, by
+// the merchant's clock). The statement selects (SELECT count(*) FROM d) to
+// learn whether to wake the delivery job after it commits.
+func InsertCTE(query string) string {
+	return `ev AS (
+		INSERT INTO events (merchant_id, mode, id, type, data, occurred_at)
+		SELECT q.merchant_id, q.mode, q.id, q.type, q.data, q.at FROM (` + query + `) q RETURNING merchant_id, mode, id, type
+	), ` + DeliveriesCTE
+}
+
 // Emit records an event of type typ that happened at `at` (the merchant's
 // clock) about data, the object's wire form, in tx: the transaction that
 // made the change. In the same statement it creates one pending webhook

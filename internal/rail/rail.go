@@ -178,3 +178,18 @@ func CheckTestPayer(payer string) (string, error) {
 	return "", apperr.Field("payer", "test mode pays with a magic wallet: %s, %s, %s, %s, %s, %s", WalletSucceeds, WalletInsufficient,
 		WalletRevokesAfter1st, WalletFailsTwiceAfter1, WalletTransientOnce, WalletFailsAfter1st)
 }
+
+// DecidedCTE is a WITH item, name, storing the succeeded settlements a
+// Deciding rail decided, in the statement that records what they pay for:
+// the ledger row is written as SettleTx writes it. query yields one row a
+// settlement, with the columns merchant_id, mode, key, kind, nonce, payer,
+// payee, amount, tx_hash and at. A plain insert: a key already in the ledger
+// fails the whole statement (the caller then asks SettleTx). The item
+// returns merchant_id and key.
+func DecidedCTE(name, query string) string {
+	return name + ` AS (
+		INSERT INTO rail_settlements (merchant_id, mode, key, kind, nonce, payer, payee, amount, status, tx_hash, settled_at)
+		SELECT q.merchant_id, q.mode, q.key, q.kind, q.nonce, q.payer, q.payee, q.amount, 'succeeded', q.tx_hash, q.at
+		FROM (` + query + `) q RETURNING merchant_id, key
+	)`
+}

@@ -4,11 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/tollgatehq/tollgate/internal/apperr"
 	"github.com/tollgatehq/tollgate/internal/coupons"
-	"github.com/tollgatehq/tollgate/internal/customers"
-	"github.com/tollgatehq/tollgate/internal/entitlements"
-	"github.com/tollgatehq/tollgate/internal/events"
 	"github.com/tollgatehq/tollgate/internal/id"
 	"github.com/tollgatehq/tollgate/internal/payments"
 	"github.com/tollgatehq/tollgate/internal/plans"
@@ -70,74 +66,6 @@ func NewActivation(in ActivateInput) (x Subscription, first *payments.Payment) {
 		first, x.LatestPaymentID = &pay, &pay.ID
 	}
 	return x, first
-}
-
-// ActivateTx creates the active subscription of a checkout in tx: its first
-// period starts now; a licensed plan's first charge is recorded as its
-// payment; the plan's features are granted; subscription.active is emitted.
-// A trial (in.Trial) starts trialing instead, with no payment (see
-// startTrial).
-// The same activation recorded twice returns the first subscription
-// (replayed=true). Fails with already_subscribed when the customer has
-// another live subscription to the plan.
-func ActivateTx(ctx context.Context, tx *store.Tx, in ActivateInput) (x Subscription, replayed bool, err error) {
-	p := in.Plan
-	s := p.Scope()
-	now := in.Now.Truncate(time.Microsecond)
-	x, first := NewActivation(in)
-	var rows []Subscription
-	err = tx.SelectContext(ctx, &rows, `INSERT INTO subscriptions (merchant_id, mode, id, plan_id, product_id, customer_id, payer, status,
-			usage_type, amount, interval, interval_days, meter_id, pricing_model, anchor, period_index, current_period_start,
-			current_period_end, next_action_at, authorization_key, created_at, latest_payment_id, trial_end, discount)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, 0, $16, $17, $18, $19, $20, $21, $22, $23)
-		ON CONFLICT (merchant_id, mode, plan_id, customer_id) WHERE status IN ('trialing', 'active', 'past_due') DO NOTHING
-		RETURNING `+columns,
-		x.MerchantID, x.Mode, x.ID, x.PlanID, x.ProductID, x.CustomerID, x.Payer, x.Status, x.UsageType, x.Amount, x.Interval,
-		x.IntervalDays, x.MeterID, nullJSON(x.PricingModel), x.Anchor, x.CurrentPeriodStart, x.CurrentPeriodEnd, x.NextActionAt,
-		x.AuthorizationKey, x.CreatedAt, x.LatestPaymentID, x.TrialEnd, nullJSON(x.DiscountJSON))
-	if err != nil {
-		return Subscription{}, false, store.Translate(err)
-	}
-	if len(rows) == 0 {
-		var live []Subscription
-		err := tx.SelectContext(ctx, &live, `SELECT `+columns+` FROM subscriptions WHERE merchant_id = $1 AND mode = $2 AND plan_id = $3
-			AND customer_id = $4 AND status IN ('trialing', 'active', 'past_due')`, s.MerchantID, s.Mode, p.ID, in.CustomerID)
-		if err != nil {
-			return Subscription{}, false, store.Translate(err)
-		}
-		if len(live) == 1 && live[0].AuthorizationKey != nil && *live[0].AuthorizationKey == in.Activation.Key {
-			return live[0], true, nil
-		}
-		return Subscription{}, false, apperr.New(apperr.AlreadySubscribed, "customer %s already has a live subscription to %s", in.CustomerID, p.ID)
-	}
-	x = rows[0]
-	if first != nil {
-		stored, _, err := payments.Insert(ctx, tx, *first)
-		if err != nil {
-			return Subscription{}, false, err
-		}
-		if stored.ID != first.ID {
-			// The settlement was recorded before, by an earlier attempt.
-			if err := tx.GetContext(ctx, &x, `UPDATE subscriptions SET latest_payment_id = $3 WHERE merchant_id = $1 AND id = $2 RETURNING `+columns,
-				s.MerchantID, x.ID, stored.ID); err != nil {
-				return Subscription{}, false, store.Translate(err)
-			}
-		}
-	}
-	if _, err := events.Emit(ctx, tx, s, events.SubscriptionActive, now, x.Wire()); err != nil {
-		return Subscription{}, false, err
-	}
-	if err := noticeAtStart(ctx, tx, x, now); err != nil {
-		return Subscription{}, false, err
-	}
-	for _, f := range p.Features() {
-		cust := in.CustomerID
-		if _, err := entitlements.GrantTx(ctx, tx, s, entitlements.GrantInput{FeatureKey: f.Key, Customer: customers.Ref{ID: &cust},
-			Limit: f.Limit, StartsAt: &now, Source: entitlements.SourcePlan, SubscriptionID: &x.ID}, now); err != nil {
-			return Subscription{}, false, err
-		}
-	}
-	return x, false, nil
 }
 
 func nullJSON(b []byte) *string {
