@@ -13,6 +13,12 @@
 // answers pending (the live rail awaiting confirmations) has its outcome
 // recorded later, by its settlement worker (RecordInvoicePayment,
 // RecordActivation).
+//
+// Checkout decides and orchestrates; it writes no table of its own. A
+// plan's activation is written by the subscriptions package's one
+// statement (subscriptions.Activations under load, ActivateTx in a locked
+// checkout's transaction: a batch of one of the same statement), an open
+// invoice's payment by the payments package's (payments.InvoicePayments).
 package checkout
 
 import (

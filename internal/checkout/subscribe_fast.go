@@ -131,10 +131,12 @@ func (e Env) prepareActivation(ctx context.Context, planID string, in Input, cac
 	if !ok || st.Status != rail.Succeeded {
 		return w, false, nil
 	}
-	x, first := subscriptions.NewActivation(subscriptions.ActivateInput{Plan: p, CustomerID: custID, Payer: who,
+	guess := w.Guess
+	w, err = subscriptions.PrepareActivation(subscriptions.ActivateInput{Plan: p, CustomerID: custID, Payer: who,
 		Activation: st, UsageGrace: e.UsageGrace, Now: st.At})
-	return subscriptions.Activation{Sub: x, First: first, Settlement: st, Settle: true, NewCustomer: isNew, External: ext,
-		Guess: w.Guess, Wallet: rows[0].Wallet, AheadUS: rows[0].AheadUS}, true, nil
+	w.Settle, w.NewCustomer, w.External = true, isNew, ext
+	w.Guess, w.Wallet, w.AheadUS = guess, rows[0].Wallet, rows[0].AheadUS
+	return w, err == nil, err
 }
 
 // planCache keeps the plans checked out (plans are create-only) with their

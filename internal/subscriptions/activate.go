@@ -53,6 +53,22 @@ type Activation struct {
 	Guess   bool
 	Wallet  *string
 	AheadUS *int64
+	// data is subscription.active's data: Sub's wire form, made by the
+	// caller's goroutine rather than by a batch's leader for all.
+	data string
+}
+
+// PrepareActivation is the Activation of a checkout whose activation the
+// rail settled or decided (in.Activation): the subscription and its first
+// payment as NewActivation makes them.
+func PrepareActivation(in ActivateInput) (Activation, error) {
+	x, first := NewActivation(in)
+	return activation(x, first, in.Activation)
+}
+
+func activation(x Subscription, first *payments.Payment, st rail.Settlement) (Activation, error) {
+	data, err := json.Marshal(x.Wire())
+	return Activation{Sub: x, First: first, Settlement: st, data: string(data)}, err
 }
 
 // Activated is an Activation's outcome: OK=false when nothing was written
@@ -152,7 +168,11 @@ func ActivateTx(ctx context.Context, tx *store.Tx, in ActivateInput) (x Subscrip
 			first, x.LatestPaymentID = nil, &paid.ID
 		}
 	}
-	written, deliveries, err := writeActivations(ctx, tx, []Activation{{Sub: x, First: first, Settlement: in.Activation}})
+	a, err := activation(x, first, in.Activation)
+	if err != nil {
+		return Subscription{}, false, err
+	}
+	written, deliveries, err := writeActivations(ctx, tx, []Activation{a})
 	if err != nil {
 		return Subscription{}, false, store.Translate(err)
 	}
@@ -245,11 +265,7 @@ func writeActivations(ctx context.Context, q store.Querier, as []Activation) (ma
 	for i := range as {
 		a := &as[i]
 		x, st := &a.Sub, &a.Settlement
-		data, err := json.Marshal(x.Wire())
-		if err != nil {
-			return nil, false, err
-		}
-		mode, amount, settled, body, evt := string(x.Mode), x.Amount.String(), st.Amount.String(), string(data), id.New("evt")
+		mode, amount, settled, evt := string(x.Mode), x.Amount.String(), st.Amount.String(), id.New("evt")
 		merchants[i], modes[i], ids[i], planIDs[i], products[i], custs[i], payers[i], usage[i] = &x.MerchantID, &mode, &x.ID,
 			&x.PlanID, x.ProductID, x.CustomerID, x.Payer, x.UsageType
 		amounts[i], intervals[i], meters[i], pricing[i] = &amount, x.Interval, x.MeterID, nullJSON(x.PricingModel)
@@ -259,7 +275,7 @@ func writeActivations(ctx context.Context, q store.Querier, as []Activation) (ma
 		}
 		ats[i], cps[i], cpe[i], next[i] = optTime(&x.CreatedAt), optTime(x.CurrentPeriodStart), optTime(x.CurrentPeriodEnd), optTime(x.NextActionAt)
 		keys[i], exts[i], isNew[i], payees[i], paid[i] = &st.Key, &a.External, a.NewCustomer, &st.Payee, &settled
-		hashes[i], networks[i], eventIDs[i], datas[i] = &st.TxHash, &st.Network, &evt, &body
+		hashes[i], networks[i], eventIDs[i], datas[i] = &st.TxHash, &st.Network, &evt, &a.data
 		guess[i], wallets[i], ahead[i], settle[i] = a.Guess, a.Wallet, a.AheadUS, a.Settle
 		statuses[i], trialEnds[i], discounts[i] = &x.Status, optTime(x.TrialEnd), nullJSON(x.DiscountJSON)
 		if a.First != nil {
