@@ -79,11 +79,12 @@ func feedScope(s tenant.Scope) string {
 // delivery job: a transaction that created deliveries asks for it.
 const DeliveryChannel = "tollgate_webhook_deliveries"
 
-// DeliveriesCTE is the outbox rule as a WITH item named d: one pending
+// deliveriesCTE is the outbox rule as a WITH item named d: one pending
 // delivery per enabled, subscribed endpoint for each row of a preceding WITH
 // item ev (merchant_id, mode, id, type). Emit, EmitMany and the statements
-// that write their event themselves (checkout's) share it.
-const DeliveriesCTE = `d AS (
+// of other packages that write their events with their change (InsertCTE)
+// share it.
+const deliveriesCTE = `d AS (
 		INSERT INTO webhook_deliveries (merchant_id, mode, id, event_id, endpoint_id)
 		SELECT w.merchant_id, w.mode, 'dlv_' || replace(gen_random_uuid()::text, '-', ''), ev.id, w.id
 		FROM ev CROSS JOIN LATERAL (SELECT w.merchant_id, w.mode, w.id FROM webhook_endpoints w
@@ -94,7 +95,7 @@ const DeliveriesCTE = `d AS (
 
 // InsertCTE is the WITH items ev and d recording events in a statement
 // that makes their change: the events, and their pending deliveries
-// (DeliveriesCTE). query yields one row an event, with the columns
+// (deliveriesCTE). query yields one row an event, with the columns
 // merchant_id, mode, id, type, data (jsonb) and at (when it happened, by
 // the merchant's clock). The statement selects (SELECT count(*) FROM d) to
 // learn whether to wake the delivery job after it commits.
@@ -102,7 +103,7 @@ func InsertCTE(query string) string {
 	return `ev AS (
 		INSERT INTO events (merchant_id, mode, id, type, data, occurred_at)
 		SELECT q.merchant_id, q.mode, q.id, q.type, q.data, q.at FROM (` + query + `) q RETURNING merchant_id, mode, id, type
-	), ` + DeliveriesCTE
+	), ` + deliveriesCTE
 }
 
 // Emit records an event of type typ that happened at `at` (the merchant's
@@ -122,7 +123,7 @@ func Emit(ctx context.Context, tx *store.Tx, s tenant.Scope, typ string, at time
 	}
 	err = tx.GetContext(ctx, &row, `WITH ev AS (
 			INSERT INTO events (merchant_id, mode, id, type, data, occurred_at) VALUES ($1, $2, $3, $4, $5, $6) RETURNING `+columns+`
-		), `+DeliveriesCTE+`
+		), `+deliveriesCTE+`
 		SELECT ev.*, (SELECT count(*) FROM d) AS deliveries FROM ev`,
 		s.MerchantID, s.Mode, id.New("evt"), typ, string(body), at)
 	if err != nil {
@@ -200,7 +201,7 @@ const emitManySQL = `WITH ev AS (
 			INSERT INTO events (merchant_id, mode, id, type, data, occurred_at)
 			SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::jsonb[], $6::timestamptz[])
 			RETURNING merchant_id, mode, id, type
-		), ` + DeliveriesCTE + `
+		), ` + deliveriesCTE + `
 		SELECT count(*) FROM d`
 
 // Get returns one of the scope's events; another scope's, or none, is

@@ -56,10 +56,6 @@ type Payment struct {
 const columns = `merchant_id, mode, id, seq, invoice_id, subscription_id, customer_id, amount, amount_refunded, payer, payee,
 	network, tx_hash, status, confirmed_at, period_start, period_end, lines, settlement_key, created_at`
 
-// Columns is the select list of a Payment, for a statement of another
-// package that records a payment with more in one round trip (checkout).
-const Columns = columns
-
 // FromSettlement is the payment recording a succeeded settlement, at the
 // settlement's time.
 func FromSettlement(s tenant.Scope, st rail.Settlement) Payment {
