@@ -77,7 +77,8 @@ func TestClaimRecordsInterruptedAttemptAtItsSendTime(t *testing.T) {
 // A retry that fell due while a claim ran (after it started, before it
 // ended) is what NextDue returns, in the past, so the worker claims again
 // at once instead of at the next poll; one due before the claim began (not
-// claimable: its endpoint is full or disabled) and one leased are not.
+// claimable: its endpoint is full or disabled) is not, nor the end of a
+// lease that runs out later.
 func TestNextDueCatchesWhatFellDueDuringTheClaim(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -100,8 +101,57 @@ func TestNextDueCatchesWhatFellDueDuringTheClaim(t *testing.T) {
 	if err != nil || !ok || dbNow.Sub(at) < 500*time.Millisecond || dbNow.Sub(at) > 2*time.Second {
 		t.Errorf("NextDue: %v %v %v; want dlv_during's, about 1 s ago", at, ok, err)
 	}
-	// A caller's clock ahead of the database's is held to it.
-	if _, ok, err := NextDue(ctx, db, dbNow.Add(time.Hour)); err != nil || ok {
-		t.Errorf("with a clock an hour ahead: %v %v; want none", ok, err)
+	// A caller's clock ahead of the database's is held to it: what is
+	// left is dlv_leased's lease, running out in about 10 s.
+	at, ok, err = NextDue(ctx, db, dbNow.Add(time.Hour))
+	if err != nil || !ok || at.Sub(dbNow) < 9*time.Second || at.Sub(dbNow) > 11*time.Second {
+		t.Errorf("with a clock an hour ahead: %v %v %v; want dlv_leased's lease end, in about 10 s", at, ok, err)
+	}
+}
+
+// A delivery claimed by a worker that then died (its replica killed) is
+// claimable again when its lease runs out: NextDue returns that time, to
+// the microsecond, so a worker sleeps until then rather than until its
+// next poll; a retry due before it comes first.
+func TestNextDueIsTheEndOfALeaseLeftBehind(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := testdb.Open(t)
+	execAll(t, db,
+		`INSERT INTO merchants (id, name) VALUES ('mer_ls', 'ls')`,
+		`INSERT INTO webhook_endpoints (merchant_id, mode, id, url, secret) VALUES ('mer_ls', 'test', 'we_ls', 'https://hooks.example.com/a', 's')`,
+		`INSERT INTO events (merchant_id, mode, id, type, data)
+			SELECT 'mer_ls', 'test', 'evt_' || n, 'invoice.created', '{}' FROM generate_series(1, 2) n`,
+		`INSERT INTO webhook_deliveries (merchant_id, mode, id, event_id, endpoint_id, next_attempt_at) VALUES
+			('mer_ls', 'test', 'dlv_claimed', 'evt_1', 'we_ls', now() - interval '1 second')`,
+	)
+	room := func([]string) map[string]int { return map[string]int{"we_ls": 10} }
+	const lease = time.Minute
+	jobs, err := Claim(ctx, db, 10, nil, room, lease)
+	if err != nil || len(jobs) != 1 {
+		t.Fatalf("claimed %d, %v; want the one delivery", len(jobs), err)
+	}
+	// The worker is gone: nothing records the attempt. Another claims
+	// nothing until the lease runs out, and is told when that is.
+	var until time.Time
+	if err := db.GetContext(ctx, &until, `SELECT leased_until FROM webhook_deliveries WHERE id = 'dlv_claimed'`); err != nil {
+		t.Fatal(err)
+	}
+	if again, err := Claim(ctx, db, 10, nil, room, lease); err != nil || len(again) != 0 {
+		t.Fatalf("claimed again under the lease: %d, %v", len(again), err)
+	}
+	at, ok, err := NextDue(ctx, db, time.Now())
+	if err != nil || !ok || !at.Equal(until) {
+		t.Errorf("NextDue: %v %v %v; want the lease's end, %v", at, ok, err, until)
+	}
+	// A retry due before the lease ends is the earlier wake-up.
+	execAll(t, db, `INSERT INTO webhook_deliveries (merchant_id, mode, id, event_id, endpoint_id, next_attempt_at) VALUES
+		('mer_ls', 'test', 'dlv_retry', 'evt_2', 'we_ls', now() + interval '10 seconds')`)
+	var retry time.Time
+	if err := db.GetContext(ctx, &retry, `SELECT next_attempt_at FROM webhook_deliveries WHERE id = 'dlv_retry'`); err != nil {
+		t.Fatal(err)
+	}
+	if at, ok, err := NextDue(ctx, db, time.Now()); err != nil || !ok || !at.Equal(retry) {
+		t.Errorf("NextDue with a retry due first: %v %v %v; want %v", at, ok, err, retry)
 	}
 }

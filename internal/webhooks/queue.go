@@ -2,6 +2,7 @@ package webhooks
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"sort"
 	"time"
@@ -220,23 +221,45 @@ type Result struct {
 // OK reports whether the attempt acknowledged the delivery (any 2xx).
 func (r Result) OK() bool { return r.Err == "" && r.Status >= 200 && r.Status < 300 }
 
-// NextDue returns when the earliest pending delivery that was not yet due
-// at since (when the claim that found nothing started) falls due; ok is
-// false when there is none. A delivery that fell due while that claim ran
-// is returned too, in the past, so the worker claims again at once:
-// filtered on "not yet due now", a retry due a few milliseconds after a
-// claim began waited for the next poll. since is held to the database's
+// NextDue returns when the earliest pending delivery that was not yet
+// claimable at since (when the claim that found nothing started) becomes
+// claimable: its next attempt falls due, or the lease of the attempt a
+// worker holds runs out. ok is false when there is none. A worker that dies
+// mid-attempt (its replica killed) leaves its lease behind; waking at the
+// lease's end, rather than at the next poll, makes the attempt again as
+// soon as the lease allows. A delivery that became claimable while that
+// claim ran is returned too, in the past, so the worker claims again at
+// once: filtered on "not yet due now", a retry due a few milliseconds after
+// a claim began waited for the next poll. since is held to the database's
 // clock, should the caller's run ahead of it.
+//
+// Each branch reads the due index (pending deliveries by next attempt): the
+// next attempt is its first entry after since; leases are taken only on
+// due deliveries and ended when their answer is recorded, so the leases
+// held are among the entries already due, the attempts in flight and the
+// backlog a claim walks anyway.
 func NextDue(ctx context.Context, q store.Querier, since time.Time) (at time.Time, ok bool, err error) {
-	var t *time.Time
-	err = q.GetContext(ctx, &t, `SELECT min(next_attempt_at) FROM webhook_deliveries
-		WHERE status = 'pending' AND next_attempt_at > least($1::timestamptz, now())
-			AND (leased_until IS NULL OR leased_until <= now())`, since)
-	if err != nil || t == nil {
+	var ts []sql.NullTime
+	if err := q.SelectContext(ctx, &ts, nextDueSQL, since); err != nil {
 		return time.Time{}, false, store.Translate(err)
 	}
-	return *t, true, nil
+	for _, t := range ts {
+		if t.Valid && (!ok || t.Time.Before(at)) {
+			at, ok = t.Time, true
+		}
+	}
+	return at, ok, nil
 }
+
+// nextDueSQL is NextDue's statement: the next attempt due after $1, and
+// the end of the earliest lease still running at $1 (NULL where none), as
+// two rows, each branch a query of its own on one table.
+const nextDueSQL = `SELECT min(next_attempt_at) FROM webhook_deliveries
+		WHERE status = 'pending' AND next_attempt_at > least($1::timestamptz, now())
+			AND (leased_until IS NULL OR leased_until <= now())
+	UNION ALL
+	SELECT min(leased_until) FROM webhook_deliveries
+		WHERE status = 'pending' AND next_attempt_at <= now() AND leased_until > least($1::timestamptz, now())`
 
 // Stats is the state of the queue, for metrics.
 type Stats struct {
