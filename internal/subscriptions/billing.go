@@ -48,22 +48,36 @@ type Biller struct {
 }
 
 // Step acts on the subscriptions due by their merchants' clocks (the wall
-// clock plus a test clock's offset): it finds the merchants of the first
-// batch due, by a read that locks nothing, then acts on a batch of each
-// merchant's, claiming them FOR UPDATE SKIP LOCKED so replicas share the
-// work, a merchant at a time so a row lock never spans merchants. more is
-// true when a merchant's batch was full.
+// clock plus a test clock's offset): it finds the scopes (merchant and
+// mode) of the first batch due, by a read that locks nothing, then acts on
+// a batch of each scope's, claiming them FOR UPDATE SKIP LOCKED so replicas
+// share the work, a merchant at a time so a row lock never spans
+// merchants. more is true when a scope's batch was full.
 func (b *Biller) Step(ctx context.Context, wall time.Time) (more bool, err error) {
-	var ahead int64
-	if err := b.DB.GetContext(ctx, &ahead, `SELECT coalesce(max(ahead_us), 0) FROM test_clocks`); err != nil {
+	var rows []struct {
+		MerchantID string      `db:"merchant_id"`
+		Mode       tenant.Mode `db:"mode"`
+		AheadUS    int64       `db:"ahead_us"`
+	}
+	if err := b.DB.SelectContext(ctx, &rows, dueScopes, b.batch(), wall); err != nil {
 		return false, store.Translate(err)
 	}
-	var merchants []string
-	if err := b.DB.SelectContext(ctx, &merchants, dueMerchants, b.batch(), wall, ahead); err != nil {
-		return false, store.Translate(err)
+	// A test scope due by the wall clock and by its clock comes twice:
+	// the clock, the later time, holds.
+	ahead := map[tenant.Scope]int64{}
+	var scopes []tenant.Scope
+	for _, r := range rows {
+		s := tenant.Scope{MerchantID: r.MerchantID, Mode: r.Mode}
+		if a, seen := ahead[s]; !seen {
+			scopes = append(scopes, s)
+		} else if a >= r.AheadUS {
+			continue
+		}
+		ahead[s] = r.AheadUS
 	}
-	for _, m := range merchants {
-		_, full, err := b.step(ctx, claimDue, b.batch(), wall, m)
+	for _, s := range scopes {
+		upTo := wall.Add(time.Duration(ahead[s]) * time.Microsecond)
+		_, full, err := b.step(ctx, claimDue, b.batch(), s.MerchantID, s.Mode, upTo)
 		if err != nil {
 			return false, err
 		}
@@ -97,30 +111,44 @@ func (b *Biller) batch() int {
 // by the poll or by their advance).
 func (b *Biller) NextDue(ctx context.Context) (time.Time, bool, error) {
 	var t *time.Time
-	err := b.DB.GetContext(ctx, &t, `SELECT min(next_action_at) FROM subscriptions WHERE next_action_at IS NOT NULL`)
+	err := b.DB.GetContext(ctx, &t, nextDueSQL)
 	if err != nil || t == nil {
 		return time.Time{}, false, store.Translate(err)
 	}
 	return *t, true, nil
 }
 
-// dueMerchants finds the merchants of the first subscriptions due by their
-// merchants' clocks (the range on the due index is widened by $3, the
-// largest test-clock offset); it locks nothing.
-const dueMerchants = `SELECT DISTINCT merchant_id FROM (SELECT s.merchant_id FROM subscriptions s
-		LEFT JOIN test_clocks c ON c.merchant_id = s.merchant_id AND s.mode = 'test'
-		WHERE s.next_action_at <= $2::timestamptz + $3::bigint * interval '1 microsecond'
-			AND s.next_action_at <= $2::timestamptz + coalesce(c.ahead_us, 0) * interval '1 microsecond'
-		ORDER BY s.next_action_at LIMIT $1) d`
+// nextDueSQL reads the first entry of the due index (keyed by the UTC
+// time: migration 071).
+const nextDueSQL = `SELECT min(next_action_at AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' FROM subscriptions
+	WHERE next_action_at IS NOT NULL`
 
-// The claims: one merchant's due by its clock, or one scope's up to a
-// time, oldest due first.
+// dueScopes finds the scopes with subscriptions due, each with its test
+// clock's offset; it locks nothing. Each branch reads an index in the
+// order of its range and stops early, so its cost follows the rows due,
+// not the rows stored: the first batch due by the wall clock (due by any
+// merchant's clock, since test clocks only run ahead), from the due index
+// (keyed by the UTC time: migration 071);
+// and each test clock's merchant whose test-mode subscriptions it has made
+// due, one probe of the scope's due index per clock. One range widened to
+// the largest offset, as before, walked every subscription due within it,
+// of every merchant, whenever one test clock ran far ahead.
+const dueScopes = `SELECT d.merchant_id, d.mode, 0::bigint AS ahead_us
+		FROM (SELECT s.merchant_id, s.mode FROM subscriptions s
+			WHERE (s.next_action_at AT TIME ZONE 'UTC') <= ($2::timestamptz AT TIME ZONE 'UTC')
+			ORDER BY (s.next_action_at AT TIME ZONE 'UTC') LIMIT $1) d
+	UNION
+	SELECT c.merchant_id, 'test', c.ahead_us FROM test_clocks c
+		WHERE c.ahead_us > 0 AND EXISTS (SELECT 1 FROM subscriptions s WHERE s.merchant_id = c.merchant_id AND s.mode = 'test'
+			AND s.next_action_at <= $2::timestamptz + c.ahead_us * interval '1 microsecond')`
+
+// The claims of one scope's subscriptions due up to a time ($4), oldest due
+// first, from the scope's due index (migration 071): by the job, skipping
+// those another worker holds, or by a test clock's advance, waiting for
+// them.
 const (
 	claimDue = `SELECT ` + qualifiedColumns + ` FROM subscriptions s
-		LEFT JOIN test_clocks c ON c.merchant_id = s.merchant_id AND s.mode = 'test'
-		WHERE s.merchant_id = $3 AND s.next_action_at <= $2::timestamptz
-				+ (SELECT coalesce(max(ahead_us), 0) FROM test_clocks WHERE merchant_id = $3) * interval '1 microsecond'
-			AND s.next_action_at <= $2::timestamptz + coalesce(c.ahead_us, 0) * interval '1 microsecond'
+		WHERE s.merchant_id = $2 AND s.mode = $3 AND s.next_action_at <= $4
 		ORDER BY s.next_action_at LIMIT $1 FOR UPDATE OF s SKIP LOCKED`
 	claimScope = `SELECT ` + qualifiedColumns + ` FROM subscriptions s
 		WHERE s.merchant_id = $2 AND s.mode = $3 AND s.next_action_at <= $4
