@@ -193,12 +193,21 @@ func seedCosts(b *testing.B, n int) costsData {
 }
 
 // renewThousand leaves 1,000 of the subscriptions due in a week and the
-// others a year away, advances the test clock past the week and returns
-// renewals per second of the advance.
+// others a year away (vacuumed), advances the test clock past the week and
+// returns renewals per second of the advance.
 func renewThousand(b *testing.B, d costsData) float64 {
 	b.Helper()
 	if _, err := d.bd.db.Exec(`UPDATE subscriptions SET current_period_end = current_period_end + interval '365 days',
 		next_action_at = next_action_at + interval '365 days' WHERE substr(id, 14)::int > 1000`); err != nil {
+		b.Fatal(err)
+	}
+	// The update above rewrote every row but a thousand: each left behind
+	// a dead entry in the due indexes, at its old due time, inside the
+	// advance's range. Unvacuumed, the advance's last claim visits them
+	// all once (the 99% of the table the setup moved, not the renewals'
+	// cost), so the table is vacuumed, as autovacuum leaves it after such
+	// an update, before the run is timed.
+	if _, err := d.bd.db.Exec(`VACUUM ANALYZE subscriptions`); err != nil {
 		b.Fatal(err)
 	}
 	start := time.Now()
