@@ -171,6 +171,16 @@ func Usage(ctx context.Context, q store.Querier, s tenant.Scope, customerID stri
 	if in.To != nil {
 		to = *in.To
 	}
+	if in.From != nil {
+		// The common request, in one statement; a refused window count
+		// and a missing meter or customer take the plain path below,
+		// which says what is wrong in its order.
+		if u, spans, err := frame(customerID, in.From.UTC(), to.UTC(), in.Window); err == nil {
+			if u, ok, err := usageOnce(ctx, q, s, customerID, in.Meter, u, spans); err != nil || ok {
+				return u, err
+			}
+		}
+	}
 	m, err := usageTarget(ctx, q, s, customerID, in.Meter)
 	if err != nil {
 		return Summary{}, err
