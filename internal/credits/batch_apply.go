@@ -188,9 +188,6 @@ func (bt *batchTx) apply(ctx context.Context) error {
 	if err := bt.w.write(ctx, bt.tx, bt.items[0].s.MerchantID); err != nil {
 		return err
 	}
-	if err := events.EmitMany(ctx, bt.tx, bt.events); err != nil {
-		return err
-	}
 	return leaveBalanceChecks(ctx, bt.tx, bt.checks)
 }
 
@@ -231,11 +228,11 @@ func (bt *batchTx) applyItem(it *item, l *ledger) outcome {
 	if it.grant != nil {
 		out.grant = grantResult(want)
 		out.grant.Deduplicated = false
-		bt.events = append(bt.events, events.Pending{Scope: it.s, Type: events.CreditGranted, At: it.now, Data: out.grant.Wire()})
+		bt.w.event(it.s, events.CreditGranted, it.now, out.grant.Wire())
 	} else {
 		out.debit = debitResult(want)
 		out.debit.Deduplicated = false
-		bt.events = append(bt.events, events.Pending{Scope: it.s, Type: events.CreditDebited, At: it.now, Data: out.debit.Wire()})
+		bt.w.event(it.s, events.CreditDebited, it.now, out.debit.Wire())
 		if !l.unwatched {
 			bt.checks = append(bt.checks, balanceCheck{it.s, out.debit.CustomerID, out.debit.Balance + out.debit.Covered})
 		}

@@ -10,7 +10,6 @@ import (
 
 	"github.com/tollgatehq/tollgate/internal/apperr"
 	"github.com/tollgatehq/tollgate/internal/customers"
-	"github.com/tollgatehq/tollgate/internal/events"
 	"github.com/tollgatehq/tollgate/internal/id"
 	"github.com/tollgatehq/tollgate/internal/store"
 	"github.com/tollgatehq/tollgate/internal/tenant"
@@ -25,10 +24,10 @@ import (
 //  3. read the locked accounts' grant remainders and the stored operations
 //     of the items' idempotency keys;
 //  4. apply the items in arrival order on the in-memory ledgers (Go only);
-//  5. write every operation, entry, remainder and account (batch_write.go);
-//  6. emit the events (events.EmitMany).
+//  5. write every operation, entry, remainder, account, event and
+//     delivery (batch_write.go).
 //
-// With BEGIN and COMMIT that is six round trips for a batch whose accounts
+// With BEGIN and COMMIT that is five round trips for a batch whose accounts
 // all exist, however many items it holds.
 //
 // An item's own error (unknown customer, no account, a key reused with
@@ -75,7 +74,6 @@ type batchTx struct {
 	replays  map[string]operation // by item key
 	fresh    map[string]bool      // grant ids of remainders this batch creates
 	w        writes
-	events   []events.Pending
 	checks   []balanceCheck
 }
 

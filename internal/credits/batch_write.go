@@ -1,11 +1,15 @@
 package credits
 
 import (
+	"cmp"
 	"context"
+	"encoding/json"
 	"time"
 
 	"github.com/lib/pq"
 
+	"github.com/tollgatehq/tollgate/internal/events"
+	"github.com/tollgatehq/tollgate/internal/id"
 	"github.com/tollgatehq/tollgate/internal/store"
 	"github.com/tollgatehq/tollgate/internal/tenant"
 )
@@ -33,6 +37,10 @@ type writes struct {
 	// no other index of the table shares a prefix with)
 	acM, acMode, acCus                       []string
 	acBalance, acGranted, acConsumed, acDebt []int64
+	// events, with the deliveries their endpoints subscribe to
+	evM, evMode, evID, evType, evData, evAt []string
+	// err is an event that could not be encoded: it fails the batch.
+	err error
 }
 
 // tuples collects rows of text columns led by a scope, as one array per
@@ -97,6 +105,18 @@ func (w *writes) entries(l *ledger, es []entry, opID string, now time.Time) {
 	}
 }
 
+// event adds the event of an operation: its row is written, with its
+// deliveries, by the batch's one write.
+func (w *writes) event(s tenant.Scope, typ string, at time.Time, data any) {
+	body, err := json.Marshal(data)
+	if err != nil {
+		w.err = cmp.Or(w.err, err)
+		return
+	}
+	w.evM, w.evMode, w.evID = append(w.evM, s.MerchantID), append(w.evMode, string(s.Mode)), append(w.evID, id.New("evt"))
+	w.evType, w.evData, w.evAt = append(w.evType, typ), append(w.evData, string(body)), append(w.evAt, ts(at))
+}
+
 // ledger adds the remainders and the projection of an account the batch
 // changed; fresh names the grants the batch made (inserted, not updated).
 func (w *writes) ledger(l *ledger, fresh map[string]bool) {
@@ -117,7 +137,10 @@ func (w *writes) ledger(l *ledger, fresh map[string]bool) {
 	w.acConsumed, w.acDebt = append(w.acConsumed, int64(a.Consumed)), append(w.acDebt, int64(a.Debt))
 }
 
-// write stores everything in one statement. The rows to update are found
+// write stores everything in one statement, the events and their
+// deliveries included (one round trip less a batch than writing them
+// apart), and wakes the delivery job once the transaction commits when it
+// made any delivery. The rows to update are found
 // by LATERAL index probes and updated by their ctid: a generic plan made
 // while the tables had no statistics hash-joined the arrays against a
 // sequential scan of every grant remainder (3.6 ms a batch at 23,000
@@ -132,12 +155,18 @@ func (w *writes) ledger(l *ledger, fresh map[string]bool) {
 // A batch is one merchant's (Batcher.next), and the updates find their rows
 // by that merchant ($40), so the statement stays on one merchant.
 func (w *writes) write(ctx context.Context, tx *store.Tx, merchantID string) error {
+	if w.err != nil {
+		return w.err
+	}
 	if len(w.enID) == 0 && len(w.opID) == 0 {
 		return nil
 	}
 	str, i64, nstr := func(v []string) any { return pq.StringArray(v) }, func(v []int64) any { return pq.Int64Array(v) },
 		func(v []*string) any { return store.NullTexts(v) }
-	var n int
+	var n struct {
+		Operations int `db:"operations"`
+		Deliveries int `db:"deliveries"`
+	}
 	err := tx.GetContext(ctx, &n, writeSQL,
 		str(w.opM), str(w.opMode), str(w.opID), str(w.opAcct), str(w.opCus), str(w.opKind), i64(w.opAmount), i64(w.opCovered), i64(w.opBalance),
 		nstr(w.opEntry), str(w.opReason), pq.BoolArray(w.opNeg), nstr(w.opExpires), nstr(w.opKey), str(w.opAt),
@@ -146,18 +175,23 @@ func (w *writes) write(ctx context.Context, tx *store.Tx, merchantID string) err
 		str(w.nbGrant), i64(w.nbRemaining),
 		str(w.ubM), str(w.ubGrant), i64(w.ubRemaining),
 		str(w.acM), str(w.acMode), str(w.acCus), i64(w.acBalance), i64(w.acGranted), i64(w.acConsumed), i64(w.acDebt),
-		merchantID)
+		merchantID,
+		str(w.evM), str(w.evMode), str(w.evID), str(w.evType), str(w.evData), str(w.evAt))
 	if err != nil {
 		return store.Translate(err)
 	}
-	if n != len(w.opID) {
+	if n.Operations != len(w.opID) {
 		return errConcurrent
+	}
+	if n.Deliveries > 0 {
+		tx.Notify(events.DeliveryChannel)
 	}
 	return nil
 }
 
-// writeSQL is the batch's one write (see writes.write).
-const writeSQL = `WITH op AS (
+// writeLedgerSQL is the ledger's part of writeSQL: it probes every row it
+// updates by key (plans_internal_test.go).
+const writeLedgerSQL = `WITH op AS (
 			INSERT INTO credit_operations (merchant_id, mode, id, account_id, customer_id, kind, amount, covered, balance,
 				entry_id, reason, allow_negative, expires_at, idempotency_key, created_at)
 			SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::numeric[], $8::numeric[], $9::numeric[],
@@ -187,5 +221,17 @@ const writeSQL = `WITH op AS (
 				CROSS JOIN LATERAL (SELECT c.ctid AS row FROM credit_accounts c
 					WHERE c.merchant_id = $40 AND c.mode = v.mode AND c.customer_id = v.customer_id OFFSET 0) x) v
 			WHERE a.merchant_id = $40 AND a.ctid = v.row
-		)
-		SELECT count(*) FROM op`
+		)`
+
+// writeSQL is the batch's one write (see writes.write): the ledger, then
+// the events and their deliveries, whose endpoints are found as
+// events.EmitMany finds them (by the merchant, through an index).
+const writeSQL = writeLedgerSQL + `, ` + writeEventsSQL + `
+		SELECT (SELECT count(*) FROM op) AS operations, (SELECT count(*) FROM d) AS deliveries`
+
+// writeEventsSQL is the events' part of writeSQL.
+const writeEventsSQL = `ev AS (
+			INSERT INTO events (merchant_id, mode, id, type, data, occurred_at)
+			SELECT * FROM unnest($41::text[], $42::text[], $43::text[], $44::text[], $45::jsonb[], $46::timestamptz[])
+			RETURNING merchant_id, mode, id, type
+		), ` + events.DeliveriesCTE
