@@ -225,22 +225,13 @@ const writeLedgerSQL = `WITH op AS (
 
 // writeSQL is the batch's one write (see writes.write): the ledger, then
 // the events and their deliveries.
-const writeSQL = writeLedgerSQL + `, ` + writeEventsSQL + `
+var writeSQL = writeLedgerSQL + `, ` + writeEventsSQL + `
 		SELECT (SELECT count(*) FROM op) AS operations, (SELECT count(*) FROM d) AS deliveries`
 
-// writeEventsSQL is the events' part of writeSQL: events.DeliveriesCTE's
-// outbox rule (one pending delivery per enabled endpoint subscribed to the
-// event's type), with the endpoints found by the batch's merchant ($40),
-// so that every table the statement reads is of that one merchant.
-const writeEventsSQL = `ev AS (
+// writeEventsSQL is the events' part of writeSQL, their deliveries'
+// endpoints found by the batch's merchant ($40).
+var writeEventsSQL = `ev AS (
 			INSERT INTO events (merchant_id, mode, id, type, data, occurred_at)
 			SELECT * FROM unnest($41::text[], $42::text[], $43::text[], $44::text[], $45::jsonb[], $46::timestamptz[])
 			RETURNING mode, id, type
-		), d AS (
-			INSERT INTO webhook_deliveries (merchant_id, mode, id, event_id, endpoint_id)
-			SELECT w.merchant_id, w.mode, 'dlv_' || replace(gen_random_uuid()::text, '-', ''), ev.id, w.id
-			FROM ev CROSS JOIN LATERAL (SELECT w.merchant_id, w.mode, w.id FROM webhook_endpoints w
-				WHERE w.merchant_id = $40 AND w.mode = ev.mode AND w.enabled AND w.removed_at IS NULL
-					AND (cardinality(w.event_types) = 0 OR ev.type = ANY (w.event_types)) OFFSET 0) w
-			RETURNING 1
-		)`
+		), ` + events.DeliveriesOf("$40")

@@ -84,14 +84,22 @@ const DeliveryChannel = "tollgate_webhook_deliveries"
 // item ev (merchant_id, mode, id, type). Emit, EmitMany and the statements
 // of other packages that write their events with their change (InsertCTE)
 // share it.
-const deliveriesCTE = `d AS (
+var deliveriesCTE = DeliveriesOf("ev.merchant_id")
+
+// DeliveriesOf is the outbox rule (deliveriesCTE) with the endpoints found
+// by merchant, an SQL expression: a statement writing one merchant's events
+// passes that merchant's parameter, so every table it reads is read by one
+// merchant; ev then needs only mode, id and type.
+func DeliveriesOf(merchant string) string {
+	return `d AS (
 		INSERT INTO webhook_deliveries (merchant_id, mode, id, event_id, endpoint_id)
 		SELECT w.merchant_id, w.mode, 'dlv_' || replace(gen_random_uuid()::text, '-', ''), ev.id, w.id
 		FROM ev CROSS JOIN LATERAL (SELECT w.merchant_id, w.mode, w.id FROM webhook_endpoints w
-			WHERE w.merchant_id = ev.merchant_id AND w.mode = ev.mode AND w.enabled AND w.removed_at IS NULL
+			WHERE w.merchant_id = ` + merchant + ` AND w.mode = ev.mode AND w.enabled AND w.removed_at IS NULL
 				AND (cardinality(w.event_types) = 0 OR ev.type = ANY (w.event_types)) OFFSET 0) w
 		RETURNING 1
 	)`
+}
 
 // InsertCTE is the WITH items ev and d recording events in a statement
 // that makes their change: the events, and their pending deliveries
@@ -197,7 +205,7 @@ func EmitMany(ctx context.Context, tx *store.Tx, evs []Pending) error {
 }
 
 // emitManySQL is EmitMany's statement.
-const emitManySQL = `WITH ev AS (
+var emitManySQL = `WITH ev AS (
 			INSERT INTO events (merchant_id, mode, id, type, data, occurred_at)
 			SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::jsonb[], $6::timestamptz[])
 			RETURNING merchant_id, mode, id, type

@@ -13,7 +13,7 @@ import (
 
 func TestMain(m *testing.M) { testdb.Main(m) }
 
-// EmitMany runs in the credit batches' transactions, on its generic plan:
+// EmitMany runs in renewal and migration transactions, on its generic plan:
 // it finds the merchant's endpoints through an index, never by a scan.
 func TestEmitManyPlanUsesIndexes(t *testing.T) {
 	t.Parallel()
