@@ -25,23 +25,19 @@ func (r *recorder) SelectContext(ctx context.Context, dest any, query string, ar
 // statement a domain function really sends, not a copy of it.
 func ReadPlan(t *testing.T, db *store.DB, read func(store.Querier) error) string {
 	t.Helper()
-	r := &recorder{Querier: db}
-	if err := read(r); err != nil {
-		t.Fatal(err)
-	}
-	if r.query == "" {
-		t.Fatal("the read made no select")
-	}
-	var lines []string
-	if err := db.SelectContext(context.Background(), &lines, `EXPLAIN `+r.query, r.args...); err != nil {
-		t.Fatal(err)
-	}
-	return strings.Join(lines, "\n")
+	return explainRead(t, db, `EXPLAIN `, read)
 }
 
 // RunPlan is ReadPlan with the statement run under EXPLAIN ANALYZE (costs
 // and timings left out): the plan with the rows each node really read.
 func RunPlan(t *testing.T, db *store.DB, read func(store.Querier) error) string {
+	t.Helper()
+	return explainRead(t, db, `EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) `, read)
+}
+
+// explainRead runs read, then explain (an EXPLAIN with its options) of its
+// last select with the same arguments.
+func explainRead(t *testing.T, db *store.DB, explain string, read func(store.Querier) error) string {
 	t.Helper()
 	r := &recorder{Querier: db}
 	if err := read(r); err != nil {
@@ -51,7 +47,7 @@ func RunPlan(t *testing.T, db *store.DB, read func(store.Querier) error) string 
 		t.Fatal("the read made no select")
 	}
 	var lines []string
-	if err := db.SelectContext(context.Background(), &lines, `EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) `+r.query, r.args...); err != nil {
+	if err := db.SelectContext(context.Background(), &lines, explain+r.query, r.args...); err != nil {
 		t.Fatal(err)
 	}
 	return strings.Join(lines, "\n")
