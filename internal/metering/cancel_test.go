@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lib/pq"
 	"github.com/tollgatehq/tollgate/internal/store"
 	"github.com/tollgatehq/tollgate/internal/tenant"
 	"github.com/tollgatehq/tollgate/internal/testdb"
@@ -58,6 +59,18 @@ func TestCancelReadsTheWeeksItsIDAllows(t *testing.T) {
 	for _, eventID := range []string{res[0].Event.ID, elsewhere} {
 		var opened []string
 		err := db.InTx(ctx, func(tx *store.Tx) error {
+			// The connection's scan counts not yet flushed (PostgreSQL
+			// flushes them at most once a second, so earlier statements'
+			// show too), before and after the read: the partitions it read
+			// are those whose counts moved.
+			const counts = `SELECT relname, idx_scan + seq_scan AS scans FROM pg_stat_xact_user_tables WHERE relname LIKE 'meter_events_p%'`
+			var before []struct {
+				Rel   string `db:"relname"`
+				Scans int64  `db:"scans"`
+			}
+			if err := tx.SelectContext(ctx, &before, counts); err != nil {
+				return err
+			}
 			e, err := eventByID(ctx, tx, s, eventID, true)
 			if err != nil {
 				return err
@@ -65,9 +78,14 @@ func TestCancelReadsTheWeeksItsIDAllows(t *testing.T) {
 			if e.ID != eventID {
 				t.Errorf("read %+v, want %s", e, eventID)
 			}
-			// This transaction's own counts: the partitions it read.
-			return tx.SelectContext(ctx, &opened, `SELECT relname FROM pg_stat_xact_user_tables
-				WHERE relname LIKE 'meter_events_p%' AND idx_scan + seq_scan > 0 ORDER BY relname`)
+			rels, scans := make([]string, len(before)), make([]int64, len(before))
+			for i, b := range before {
+				rels[i], scans[i] = b.Rel, b.Scans
+			}
+			return tx.SelectContext(ctx, &opened, `SELECT a.relname FROM pg_stat_xact_user_tables a
+				LEFT JOIN unnest($1::text[], $2::bigint[]) AS b(relname, scans) ON b.relname = a.relname
+				WHERE a.relname LIKE 'meter_events_p%' AND a.idx_scan + a.seq_scan > coalesce(b.scans, 0) ORDER BY a.relname`,
+				pq.StringArray(rels), pq.Int64Array(scans))
 		})
 		if err != nil {
 			t.Fatalf("read %s: %v", eventID, err)
