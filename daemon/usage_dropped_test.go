@@ -58,7 +58,9 @@ func TestUsageAnswersFromAggregatesAfterEventsAreDropped(t *testing.T) {
 		_, v := send(at)
 		used2 += v
 	}
-	lastID, lastV := send(now.Add(-time.Minute))
+	// At now itself, so the delete below (of the hours before now's) keeps
+	// it at any minute of the hour.
+	lastID, lastV := send(now)
 	used2 += lastV
 
 	type answers struct {
