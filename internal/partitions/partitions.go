@@ -139,14 +139,5 @@ func List(ctx context.Context, q store.Querier, table string) ([]Partition, erro
 	return out, store.Translate(err)
 }
 
-// Names returns the names of ps.
-func Names(ps []Partition) []string {
-	out := make([]string, len(ps))
-	for i, p := range ps {
-		out[i] = p.Name
-	}
-	return out
-}
-
 // quote is an identifier for SQL text.
 func quote(name string) string { return pq.QuoteIdentifier(name) }
