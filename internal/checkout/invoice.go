@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/tollgatehq/tollgate/internal/apperr"
-	"github.com/tollgatehq/tollgate/internal/events"
 	"github.com/tollgatehq/tollgate/internal/invoices"
 	"github.com/tollgatehq/tollgate/internal/payments"
 	"github.com/tollgatehq/tollgate/internal/rail"
@@ -224,18 +223,9 @@ func (e Env) recordInvoicePayment(ctx context.Context, tx *store.Tx, invoiceID s
 }
 
 // recordPaid records in tx the payment of the locked open invoice by st,
-// the invoice paid, and invoice.paid.
+// a settlement the ledger has already: the payment, the invoice paid and
+// invoice.paid, written by the statement the group commit writes with
+// (payments.PayInvoiceTx).
 func (e Env) recordPaid(ctx context.Context, tx *store.Tx, inv invoices.Invoice, st rail.Settlement) (payments.Payment, invoices.Invoice, error) {
-	s := inv.Scope()
-	p := payments.FromSettlement(s, st)
-	p.InvoiceID = &inv.ID
-	p, _, err := payments.Insert(ctx, tx, p)
-	if err != nil {
-		return payments.Payment{}, inv, err
-	}
-	if inv, err = invoices.MarkPaid(ctx, tx, inv, p.ID, st.At); err != nil {
-		return payments.Payment{}, inv, err
-	}
-	_, err = events.Emit(ctx, tx, s, events.InvoicePaid, st.At, inv.Wire(e.BaseURL))
-	return p, inv, err
+	return payments.PayInvoiceTx(ctx, tx, inv, st, e.BaseURL)
 }

@@ -22,7 +22,9 @@ import (
 // event, COMMIT (8 round trips); now 2. The write is one statement for any
 // number of payments, the payments package's (payments.InvoicePayments):
 // alone, a payment is a batch of one; under load it shares the write with
-// the payments that arrived meanwhile.
+// the payments that arrived meanwhile. The locked way records its payments
+// with the same statement, a batch of one in its transaction, less the
+// settlement its rail stored there (payments.PayInvoiceTx).
 
 // invoiceTerms is an invoice with its merchant's wallet on file and test
 // clock offset (see Env.terms).
@@ -32,20 +34,20 @@ type invoiceTerms struct {
 	AheadUS *int64  `db:"ahead_us"`
 }
 
-const invoiceTermsSQL = `SELECT ` + invoices.Columns + `,
+// invoiceTermsFrom reads invoices with their terms; invoiceTermsSQL and
+// lockInvoiceSQL say which.
+const invoiceTermsFrom = `SELECT ` + invoices.Columns + `,
 		(SELECT w.address FROM settlement_wallets w
 			WHERE w.merchant_id = invoices.merchant_id AND w.mode = invoices.mode AND w.replaced_at IS NULL) AS wallet,
 		(SELECT c.ahead_us FROM test_clocks c WHERE c.merchant_id = invoices.merchant_id) AS ahead_us
-	FROM invoices WHERE id = $1`
+	FROM invoices`
+
+const invoiceTermsSQL = invoiceTermsFrom + ` WHERE id = $1`
 
 // lockInvoiceSQL is invoiceTermsSQL locking the invoice, found by its key
 // ($1 the merchant, $2 the id) so the lock stays on one merchant: the
 // locked path reads its terms with the lock.
-const lockInvoiceSQL = `SELECT ` + invoices.Columns + `,
-		(SELECT w.address FROM settlement_wallets w
-			WHERE w.merchant_id = invoices.merchant_id AND w.mode = invoices.mode AND w.replaced_at IS NULL) AS wallet,
-		(SELECT c.ahead_us FROM test_clocks c WHERE c.merchant_id = invoices.merchant_id) AS ahead_us
-	FROM invoices WHERE merchant_id = $1 AND id = $2 FOR UPDATE OF invoices`
+const lockInvoiceSQL = invoiceTermsFrom + ` WHERE merchant_id = $1 AND id = $2 FOR UPDATE OF invoices`
 
 // payInvoiceFast pays an open invoice in two statements when it can (the
 // write in a group commit: payments.InvoicePayments); done=false leaves the

@@ -217,22 +217,13 @@ func Lock(ctx context.Context, tx *store.Tx, invoiceID string) (Invoice, bool, e
 	return invs[0], true, nil
 }
 
-// MarkPaid records in tx that the locked open invoice was paid by
-// paymentID at paidAt, and returns it after the change.
-func MarkPaid(ctx context.Context, tx *store.Tx, inv Invoice, paymentID string, paidAt time.Time) (Invoice, error) {
-	var out Invoice
-	err := tx.GetContext(ctx, &out, `UPDATE invoices SET status = 'paid', paid_at = $3, payment_id = $4
-		WHERE merchant_id = $1 AND id = $2 AND status = 'open' RETURNING `+columns, inv.MerchantID, inv.ID, paidAt, paymentID)
-	return out, store.Translate(err)
-}
-
 // PaidCTE is a WITH item, name, marking open invoices paid in the statement
 // that records their payments: query yields one row a payment, with the
 // columns merchant_id, invoice_id, payment_id and at. An invoice no longer
 // open is left as it is; two payments of one invoice mark it paid once.
 // The item returns payment_id of the payments that marked theirs. An
-// invoice is found by its primary key (merchant_id, id), as MarkPaid finds
-// it: with mode in the condition too, a generic plan made while the table
+// invoice is found by its primary key (merchant_id, id), as Lock finds it:
+// with mode in the condition too, a generic plan made while the table
 // had no statistics scanned invoices_list, every invoice of the merchant.
 func PaidCTE(name, query string) string {
 	return name + ` AS (

@@ -67,7 +67,9 @@ func TestVoidRacingAPayment(t *testing.T) {
 		if err != nil || !ok {
 			t.Fatalf("lock: %v %v", ok, err)
 		}
-		_, err = MarkPaid(ctx, tx, locked, "pay_test", now)
+		// Marked paid as a payment's statement marks it (PaidCTE).
+		_, err = tx.ExecContext(ctx, `WITH `+PaidCTE("paid", `SELECT $1::text AS merchant_id, $2::text AS invoice_id,
+			'pay_test'::text AS payment_id, $3::timestamptz AS at`)+` SELECT count(*) FROM paid`, locked.MerchantID, locked.ID, now)
 		return err
 	}, func() (Invoice, error) { return Void(ctx, db, s, inv.ID, now) })
 	if e, ok := apperr.As(err); !ok || e.Code != apperr.InvoiceNotOpen {
