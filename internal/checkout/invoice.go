@@ -108,12 +108,10 @@ func (e Env) payInvoiceTx(ctx context.Context, tx *store.Tx, invoiceID string, i
 	}
 	key := payKey(inv, out.who)
 	if inv.Status == invoices.StatusPaid {
-		// A double submit answers its payment; anyone else is too late.
-		if p, ok, err := payments.BySettlement(ctx, tx, s, key); err != nil || ok {
-			out.pay, out.st = p, rail.Settlement{Key: key, Status: rail.Succeeded, Payer: out.who}
-			return out, err
+		if out.pay, err = paidBy(ctx, tx, inv, key); err == nil {
+			out.st = rail.Settlement{Key: key, Status: rail.Succeeded, Payer: out.who}
 		}
-		return out, apperr.New(apperr.InvoiceNotOpen, "invoice %s is paid", inv.ID)
+		return out, err
 	}
 	payee, now, err := e.termsOf(s, inv.Payee, rows[0].Wallet, rows[0].AheadUS)
 	if err != nil {
@@ -133,7 +131,9 @@ func (e Env) payInvoiceTx(ctx context.Context, tx *store.Tx, invoiceID string, i
 		return out, apperr.New(apperr.InvoiceNotOpen, "invoice %s is paid", inv.ID)
 	}
 	out.st = st
-	out.pay, out.inv, err = e.recordPaid(ctx, tx, inv, st)
+	// Recorded by the statement the group commit writes with, less the
+	// settlement SettleTx stored.
+	out.pay, out.inv, err = payments.PayInvoiceTx(ctx, tx, inv, st, e.BaseURL)
 	return out, err
 }
 
@@ -150,10 +150,7 @@ func (e Env) payInvoiceRemote(ctx context.Context, inv invoices.Invoice, who str
 	if inv.Status == invoices.StatusPaid && payload != nil {
 		// A live payment is never submitted for a paid invoice: the
 		// authorization would move the money a second time.
-		p, ok, err := payments.BySettlement(ctx, e.DB, s, key)
-		if err == nil && !ok {
-			err = apperr.New(apperr.InvoiceNotOpen, "invoice %s is paid", inv.ID)
-		}
+		p, err := paidBy(ctx, e.DB, inv, key)
 		if err != nil {
 			return rail.Settlement{}, payments.Payment{}, inv, err
 		}
@@ -200,32 +197,27 @@ func (e Env) payInvoiceRemote(ctx context.Context, inv invoices.Invoice, who str
 // invoice_not_open when the invoice is void, or paid by another
 // settlement (the invoice is returned then).
 func (e Env) RecordInvoicePayment(ctx context.Context, tx *store.Tx, st rail.Settlement) (payments.Payment, invoices.Invoice, error) {
-	return e.recordInvoicePayment(ctx, tx, st.Nonce, st)
-}
-
-// recordInvoicePayment records a succeeded settlement of the invoice, once.
-func (e Env) recordInvoicePayment(ctx context.Context, tx *store.Tx, invoiceID string, st rail.Settlement) (payments.Payment, invoices.Invoice, error) {
-	inv, ok, err := invoices.Lock(ctx, tx, invoiceID)
+	inv, ok, err := invoices.Lock(ctx, tx, st.Nonce)
 	if err != nil || !ok {
 		return payments.Payment{}, inv, err
 	}
-	s := inv.Scope()
 	if inv.Status == invoices.StatusPaid {
-		if p, ok, err := payments.BySettlement(ctx, tx, s, st.Key); err != nil || ok {
-			return p, inv, err
-		}
-		return payments.Payment{}, inv, apperr.New(apperr.InvoiceNotOpen, "invoice %s is paid", inv.ID)
+		p, err := paidBy(ctx, tx, inv, st.Key)
+		return p, inv, err
 	}
 	if inv.Status != invoices.StatusOpen {
 		return payments.Payment{}, inv, apperr.New(apperr.InvoiceNotOpen, "invoice %s is %s", inv.ID, inv.Status)
 	}
-	return e.recordPaid(ctx, tx, inv, st)
+	return payments.PayInvoiceTx(ctx, tx, inv, st, e.BaseURL)
 }
 
-// recordPaid records in tx the payment of the locked open invoice by st,
-// a settlement the ledger has already: the payment, the invoice paid and
-// invoice.paid, written by the statement the group commit writes with
-// (payments.PayInvoiceTx).
-func (e Env) recordPaid(ctx context.Context, tx *store.Tx, inv invoices.Invoice, st rail.Settlement) (payments.Payment, invoices.Invoice, error) {
-	return payments.PayInvoiceTx(ctx, tx, inv, st, e.BaseURL)
+// paidBy answers a payment under key of the paid invoice inv: the payment
+// recorded for it (a double submit, a retry), else invoice_not_open (paid
+// by another payer).
+func paidBy(ctx context.Context, q store.Querier, inv invoices.Invoice, key string) (payments.Payment, error) {
+	p, ok, err := payments.BySettlement(ctx, q, inv.Scope(), key)
+	if err == nil && !ok {
+		err = apperr.New(apperr.InvoiceNotOpen, "invoice %s is paid", inv.ID)
+	}
+	return p, err
 }
