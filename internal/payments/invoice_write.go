@@ -28,8 +28,9 @@ import (
 // statement too, in the caller's transaction, writing everything but the
 // settlement (PayInvoiceTx).
 
-// InvoicePayment is the payment of an open invoice by a settlement a
-// Deciding rail decided, everything decided (NewInvoicePayment).
+// InvoicePayment is the payment of an open invoice by a succeeded
+// settlement, everything decided: one a Deciding rail decided
+// (NewInvoicePayment), or one in the ledger already (PayInvoiceTx).
 type InvoicePayment struct {
 	// Paid is the invoice as the payment leaves it.
 	Paid       invoices.Invoice
@@ -163,7 +164,9 @@ func WriteInvoicePayments(ctx context.Context, db *store.DB, calls []*batch.Call
 // settled it in tx, or outside the database): the payment, the invoice
 // paid and invoice.paid (checkout links prefixed with baseURL), a batch of
 // one of the invoice payments' statement. It returns the payment and the
-// invoice as it leaves it.
+// invoice as it leaves it. The payment is a plain insert: the caller
+// answers a paid invoice (and with it a settlement recorded before)
+// without writing.
 func PayInvoiceTx(ctx context.Context, tx *store.Tx, inv invoices.Invoice, st rail.Settlement, baseURL string) (Payment, invoices.Invoice, error) {
 	w, err := invoicePayment(inv, st, baseURL)
 	if err != nil {
