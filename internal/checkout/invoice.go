@@ -2,6 +2,7 @@ package checkout
 
 import (
 	"context"
+	"time"
 
 	"github.com/tollgatehq/tollgate/internal/apperr"
 	"github.com/tollgatehq/tollgate/internal/invoices"
@@ -117,8 +118,7 @@ func (e Env) payInvoiceTx(ctx context.Context, tx *store.Tx, invoiceID string, i
 	if err != nil {
 		return out, err
 	}
-	st, err := local.SettleTx(ctx, tx, rail.Request{Scope: s, Kind: rail.Pay, Key: key, Nonce: inv.ID,
-		Payer: out.who, Payee: payee, Amount: inv.Amount, At: now})
+	st, err := local.SettleTx(ctx, tx, payRequest(inv, out.who, payee, now))
 	switch {
 	case err != nil:
 		return out, err
@@ -138,6 +138,13 @@ func (e Env) payInvoiceTx(ctx context.Context, tx *store.Tx, invoiceID string, i
 }
 
 func payKey(inv invoices.Invoice, who string) string { return "pay:" + inv.ID + ":" + who }
+
+// payRequest is the rail request paying inv from who to payee at now (the
+// terms), under payKey: whichever path asks, a payer asks the same.
+func payRequest(inv invoices.Invoice, who, payee string, now time.Time) rail.Request {
+	return rail.Request{Scope: inv.Scope(), Kind: rail.Pay, Key: payKey(inv, who), Nonce: inv.ID,
+		Payer: who, Payee: payee, Amount: inv.Amount, At: now}
+}
 
 // payInvoiceRemote pays inv with a rail outside the database: the rail is
 // asked first, under a key derived from the invoice and the payer, then the
@@ -162,8 +169,9 @@ func (e Env) payInvoiceRemote(ctx context.Context, inv invoices.Invoice, who str
 	}
 	// An invoice is paid at most once (the rail refuses a second payment
 	// of one invoice and answers the first): ask, then record.
-	st, err := rail.SettleOne(ctx, rl, rail.Request{Scope: s, Kind: rail.Pay, Key: key, Nonce: inv.ID,
-		Payer: who, Payee: payee, Amount: inv.Amount, At: now, Payload: payload})
+	req := payRequest(inv, who, payee, now)
+	req.Payload = payload
+	st, err := rail.SettleOne(ctx, rl, req)
 	switch {
 	case err != nil:
 		return st, payments.Payment{}, inv, err

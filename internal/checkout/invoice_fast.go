@@ -92,8 +92,7 @@ func (e Env) preparePay(ctx context.Context, invoiceID string, in Input) (w paym
 	if err != nil {
 		return w, false, nil
 	}
-	st, ok := decider.Decide(rail.Request{Scope: s, Kind: rail.Pay, Key: payKey(inv, who), Nonce: inv.ID,
-		Payer: who, Payee: payee, Amount: inv.Amount, At: now})
+	st, ok := decider.Decide(payRequest(inv, who, payee, now))
 	if !ok || st.Status != rail.Succeeded {
 		return w, false, nil
 	}
