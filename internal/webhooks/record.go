@@ -36,7 +36,20 @@ type Answer struct {
 // many there are: a recorder commits the answers that arrived together. Run
 // on the pool (q a *store.DB), that statement is its own transaction, and
 // an answer is safe from a crash of the daemon as soon as the statement is
-// sent, one round trip sooner than a BEGIN … COMMIT around it allows. The
+// sent, one round trip sooner than a BEGIN … COMMIT around it allows.
+//
+// That transaction does not wait for its commit to reach the disk
+// (synchronous_commit off, for it alone): the answers are visible, and safe
+// from the daemon's crash, at once, and the disk has them within the WAL
+// writer's delay or at the next commit that waits for it (the next claim's,
+// say). Waiting, every recorder queued for a flush of the WAL behind the
+// credit and usage writes, and its flushes delayed theirs: with one
+// endpoint subscribed, more of the database's waits were recorders' flushes
+// than the writes' own (shared harness). Only a crash of PostgreSQL itself
+// in that window can lose an answer; the claim that numbered the attempt
+// was flushed before it was sent, so the lease still holds until it runs
+// out, and the attempt is then recorded as interrupted and made again:
+// delivered at least once, never twice at once. The
 // statements that may follow it (failing an exhausted delivery, disabling
 // an endpoint that answered 410) are each right on their own, and a batch
 // run again after one of them failed does no harm, so they need no
@@ -161,7 +174,8 @@ func (w *recordWrites) move(job Job, next string, delay time.Duration, started t
 }
 
 // recordSQL inserts attempts and moves deliveries on (see Record), all of
-// one merchant ($18). An
+// one merchant ($18), and commits without waiting for the disk (the
+// condition's subquery runs once, with the first delivery it moves). An
 // attempt already on record (an interrupted one recorded by an earlier
 // claim) is left as it is. Each delivery is found by a probe of its key in
 // a LATERAL subquery and updated by ctid, as in claimSQL: joined flat, the
@@ -179,7 +193,8 @@ const recordSQL = `WITH a AS (
 	FROM (SELECT x.row, v.* FROM unnest($10::text[], $11::text[], $12::int[], $13::text[], $14::bigint[], $15::timestamptz[], $16::int[], $17::text[])
 			AS v (merchant_id, id, attempt, status, delay_us, started_at, last_status, last_error)
 		CROSS JOIN LATERAL (SELECT f.ctid AS row FROM webhook_deliveries f WHERE f.merchant_id = $18 AND f.id = v.id OFFSET 0) x) v
-	WHERE d.ctid = v.row AND d.attempts = v.attempt`
+	WHERE d.ctid = v.row AND d.attempts = v.attempt
+		AND (SELECT set_config('synchronous_commit', 'off', true)) IS NOT NULL`
 
 // exhaustedSQL marks failed a delivery whose claimed attempt was past its
 // cycle's limit, and so not sent.

@@ -50,8 +50,22 @@ func TestRecordBatchMovesEachDeliveryOn(t *testing.T) {
 		{job("dlv_resumed", 2, 1), ok},
 		{job("dlv_moved", 2), ok}, // a later claim made attempt 3
 	}
-	if err := db.InTx(ctx, func(tx *store.Tx) error { return Record(ctx, tx, answers, schedule) }); err != nil {
+	// The recording commits without waiting for the disk (the setting
+	// lasts to the end of the transaction that recorded).
+	var commit string
+	if err := db.InTx(ctx, func(tx *store.Tx) error {
+		if _, err := tx.ExecContext(ctx, `SET LOCAL synchronous_commit = on`); err != nil {
+			return err
+		}
+		if err := Record(ctx, tx, answers, schedule); err != nil {
+			return err
+		}
+		return tx.GetContext(ctx, &commit, `SHOW synchronous_commit`)
+	}); err != nil {
 		t.Fatal(err)
+	}
+	if commit != "off" {
+		t.Errorf("synchronous_commit after Record: %s, want off", commit)
 	}
 
 	type row struct {
