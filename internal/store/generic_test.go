@@ -33,3 +33,46 @@ func TestInTxGenericPlans(t *testing.T) {
 		t.Fatalf("on the pool: %s %v", m, err)
 	}
 }
+
+// A GenericPlans pool plans every statement generically, leaves db's
+// sessions as they were, and shares db's wake-ups: closing it stops
+// neither.
+func TestGenericPlansPool(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := open(t)
+	g, err := db.GenericPlans(ctx, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g == db {
+		t.Fatal("GenericPlans returned the pool itself, for a pool with a URL")
+	}
+	var m string
+	if err := g.GetContext(ctx, &m, `SHOW plan_cache_mode`); err != nil || m != "force_generic_plan" {
+		t.Fatalf("on the generic pool: %s %v", m, err)
+	}
+	if err := db.GetContext(ctx, &m, `SHOW plan_cache_mode`); err != nil || m != "auto" {
+		t.Fatalf("on the pool: %s %v", m, err)
+	}
+	woken := make(chan struct{}, 1)
+	unsubscribe := db.Subscribe("generic_plans_test", func() {
+		select {
+		case woken <- struct{}{}:
+		default:
+		}
+	})
+	defer unsubscribe()
+	if err := g.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db.Notify("generic_plans_test")
+	select {
+	case <-woken:
+	default:
+		t.Fatal("no wake-up after the generic pool closed")
+	}
+	if err := db.GetContext(ctx, &m, `SELECT 'still open'`); err != nil {
+		t.Fatalf("the pool after the generic one closed: %v", err)
+	}
+}

@@ -28,8 +28,12 @@ type Querier interface {
 type DB struct {
 	*sqlx.DB
 	url   string
+	cfg   Config
 	hub   *hub
 	stmts *stmtCache
+	// shared marks a pool that uses another's hub (GenericPlans): closing
+	// it leaves the hub to its owner.
+	shared bool
 }
 
 // Pool sizing: a daemon on a small machine. Idle connections equal open
@@ -62,7 +66,35 @@ func OpenConfig(ctx context.Context, url string, cfg Config) (*DB, error) {
 		db.Close()
 		return nil, fmt.Errorf("database unreachable: %s", oneLine(err))
 	}
-	return &DB{DB: db, url: url, hub: newHub(db), stmts: newStmtCache(db)}, nil
+	return &DB{DB: db, url: url, cfg: cfg, hub: newHub(db), stmts: newStmtCache(db)}, nil
+}
+
+// GenericPlans opens a second pool of at most conns connections on db's
+// database whose sessions run every prepared statement on its generic plan,
+// planned once per connection, and which shares db's wake-ups. It is for a
+// worker whose statements over arrays run many times a second, each tested
+// to probe by key on its generic plan (testdb.AssertProbes): under the
+// default plan_cache_mode PostgreSQL plans them again on every run, as
+// their arrays' lengths are unknown to a generic plan, and for the webhook
+// recorder the planning cost a third of the statement. One statement on
+// the pool, unlike InTxGenericPlans, needs no transaction around it (its
+// BEGIN and SET LOCAL are two round trips more). Close it before db. When
+// db was opened without a URL, it returns db itself.
+func (db *DB) GenericPlans(ctx context.Context, conns int) (*DB, error) {
+	if db.url == "" {
+		return db, nil
+	}
+	cfg := db.cfg
+	cfg.GenericPlans = true
+	g, err := OpenConfig(ctx, db.url, cfg)
+	if err != nil {
+		return nil, err
+	}
+	g.hub.close()
+	g.hub, g.shared = db.hub, true
+	g.SetMaxOpenConns(conns)
+	g.SetMaxIdleConns(conns)
+	return g, nil
 }
 
 // URL is the connection string the pool was opened with, for the dedicated
@@ -71,7 +103,9 @@ func (db *DB) URL() string { return db.url }
 
 // Close stops the notifier and closes the pool.
 func (db *DB) Close() error {
-	db.hub.close()
+	if !db.shared {
+		db.hub.close()
+	}
 	db.stmts.close()
 	return db.DB.Close()
 }

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql/driver"
+	"maps"
 
 	"github.com/lib/pq"
 )
@@ -15,12 +16,28 @@ type Config struct {
 	// the schema's rules (one merchant per row lock, no join across
 	// merchants).
 	Trace func(query string)
+	// GenericPlans runs every prepared statement of the pool's sessions on
+	// its generic plan (plan_cache_mode), planned once per connection:
+	// see DB.GenericPlans.
+	GenericPlans bool
 }
 
 // connector opens lib/pq connections, wrapped to report statements when
 // the config asks for it.
 func (cfg Config) connector(url string) (driver.Connector, error) {
-	c, err := pq.NewConnector(url)
+	pcfg, err := pq.NewConfig(url)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.GenericPlans {
+		// Sent as a run-time parameter when each connection starts.
+		pcfg.Runtime = maps.Clone(pcfg.Runtime)
+		if pcfg.Runtime == nil {
+			pcfg.Runtime = map[string]string{}
+		}
+		pcfg.Runtime["plan_cache_mode"] = "force_generic_plan"
+	}
+	c, err := pq.NewConnectorConfig(pcfg)
 	if err != nil || cfg.Trace == nil {
 		return c, err
 	}
