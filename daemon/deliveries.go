@@ -5,7 +5,6 @@ import (
 	"log/slog"
 	"net/http"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -48,16 +47,6 @@ const (
 	// together into more, smaller statements, each planned and run for a
 	// few rows.
 	recorders = 2
-	// claimGap spaces the claims made while attempts are in flight. Every
-	// commit that creates deliveries wakes the worker, and so does every
-	// recorded batch: under a stream of writes, each wake-up claimed the
-	// one batch's few deliveries, and the claim's statements cost the
-	// database more per delivery than the writes that made them (shared
-	// harness: 7.8 deliveries a claim, 0.5 ms of statements a delivery).
-	// Waiting this long gathers the next wake-ups' deliveries into one
-	// claim. An idle worker claims at once, so a lone delivery waits for
-	// no gap.
-	claimGap = 10 * time.Millisecond
 	// inFlightWait bounds the sleep between claims while attempts are in
 	// flight (see deliverer.next).
 	inFlightWait = 100 * time.Millisecond
@@ -81,15 +70,13 @@ type deliverer struct {
 	sendCtx    context.Context
 	cancelSend context.CancelFunc
 
-	slots   chan struct{} // one token per attempt in flight
-	mu      sync.Mutex
-	pacer   *pacer // guarded by mu
-	records chan webhooks.Answer
-	// lastClaim is when the last claim started, in Unix nanoseconds.
-	lastClaim atomic.Int64
-	sending   sync.WaitGroup
-	recorded  chan struct{} // closed when the recorder has stopped
-	failLog   *rateLog
+	slots    chan struct{} // one token per attempt in flight
+	mu       sync.Mutex
+	pacer    *pacer // guarded by mu
+	records  chan webhooks.Answer
+	sending  sync.WaitGroup
+	recorded chan struct{} // closed when the recorder has stopped
+	failLog  *rateLog
 }
 
 func newDeliverer(cfg Config, db *store.DB, log *slog.Logger, m *deliveryMetrics) (*deliverer, error) {
@@ -140,30 +127,13 @@ func (d *deliverer) next(ctx context.Context, claimedAt time.Time) (time.Time, b
 	return webhooks.NextDue(ctx, d.db, claimedAt)
 }
 
-// pause holds a claim back until claimGap has passed since the previous
-// one, when attempts are in flight (see claimGap).
-func (d *deliverer) pause(ctx context.Context) {
-	wait := claimGap - time.Since(time.Unix(0, d.lastClaim.Load()))
-	if len(d.slots) == 0 || wait <= 0 {
-		return
-	}
-	t := time.NewTimer(wait)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-	case <-t.C:
-	}
-}
-
 // claim leases as many due deliveries as there is room for and starts
 // their senders; more is true when it filled the room (more may be due).
 func (d *deliverer) claim(ctx context.Context, _ time.Time) (more bool, err error) {
-	d.pause(ctx)
 	room := cap(d.slots) - len(d.slots)
 	if room == 0 {
 		return false, nil // a finishing sender kicks the job
 	}
-	d.lastClaim.Store(time.Now().UnixNano())
 	d.mu.Lock()
 	full := d.pacer.full()
 	d.mu.Unlock()
