@@ -1,6 +1,7 @@
 package daemon
 
 import (
+	"context"
 	"log/slog"
 	"math"
 	"net/http"
@@ -74,6 +75,11 @@ func NewServer(cfg Config, db *store.DB, log *slog.Logger, limiter ratelimit.Lim
 		checker: entitlements.NewChecker(db), metrics: newMetrics(db), baseURL: cfg.BaseURL, credits: credits.NewBatcher(db),
 		invoices: invoices.NewCreates(db)}
 	s.oauth = newOAuthServer(s)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	if err := s.credits.GenericPlans(ctx); err != nil {
+		log.Warn("credit batches run on the main pool", "error", err)
+	}
+	cancel()
 	s.anonymous.max = int64(cfg.MaxConnections - connectionReserve(cfg.MaxConnections))
 	if r, ok := cfg.LiveRail.(*chainrail.Rail); ok {
 		s.onchain = r

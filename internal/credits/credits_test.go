@@ -38,6 +38,10 @@ func setup(t testing.TB) *fixture {
 		t.Fatal(err)
 	}
 	b := credits.NewBatcher(db)
+	// As the daemon runs it: batches on a pool that plans generically.
+	if err := b.GenericPlans(ctx); err != nil {
+		t.Fatal(err)
+	}
 	t.Cleanup(func() {
 		b.Close()
 		db.Close()

@@ -2,9 +2,12 @@ package store_test
 
 import (
 	"context"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/tollgatehq/tollgate/internal/store"
+	"github.com/tollgatehq/tollgate/internal/testdb"
 )
 
 // InTxGenericPlans plans its transaction's statements generically, and
@@ -74,5 +77,39 @@ func TestGenericPlansPool(t *testing.T) {
 	}
 	if err := db.GetContext(ctx, &m, `SELECT 'still open'`); err != nil {
 		t.Fatalf("the pool after the generic one closed: %v", err)
+	}
+}
+
+// On a GenericPlans pool, InTxGenericPlans sends no SET LOCAL: its
+// sessions already plan generically, and the setting would cost the
+// transaction a round trip.
+func TestInTxGenericPlansOnGenericPool(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	var mu sync.Mutex
+	var sent []string
+	db := testdb.OpenConfig(t, store.Config{Trace: func(q string) {
+		mu.Lock()
+		sent = append(sent, q)
+		mu.Unlock()
+	}})
+	g, err := db.GenericPlans(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	var m string
+	if err := g.InTxGenericPlans(ctx, func(tx *store.Tx) error { return tx.GetContext(ctx, &m, `SHOW plan_cache_mode`) }); err != nil {
+		t.Fatal(err)
+	}
+	if m != "force_generic_plan" {
+		t.Fatalf("in InTxGenericPlans on the generic pool: %s", m)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, q := range sent {
+		if strings.Contains(q, "SET LOCAL") {
+			t.Fatalf("sent %q on a pool that plans generically already", q)
+		}
 	}
 }

@@ -148,7 +148,13 @@ func (db *DB) InTx(ctx context.Context, fn func(tx *Tx) error) error {
 // on every run: for the credit batches, more PostgreSQL time than running
 // them. Only statements whose generic plans are tested to probe by key
 // (testdb.AssertProbes) belong in such a transaction.
+//
+// On a pool from GenericPlans, whose sessions already plan so, it is InTx:
+// the SET LOCAL would be one round trip more a transaction for nothing.
 func (db *DB) InTxGenericPlans(ctx context.Context, fn func(tx *Tx) error) error {
+	if db.cfg.GenericPlans {
+		return db.runTx(ctx, "", fn)
+	}
 	return db.runTx(ctx, "SET LOCAL plan_cache_mode = force_generic_plan", fn)
 }
 
