@@ -13,35 +13,31 @@ import (
 	"github.com/tollgatehq/tollgate/internal/tenant"
 )
 
-// read loads, in one statement, the first grant remainders (in drawing
-// order, up to the Batcher's readAhead) of every locked account and the
-// stored operations of the items' idempotency keys. It runs after the
-// lock, as a statement of its own, so it sees what the transactions it
-// waited for committed (and so a replay of a request for the same account
-// that committed meanwhile). Accounts the batch creates have no grants
-// yet. An account whose first remainders may not be enough for the
-// batch's debits, or whose expiries may reach past them, is read again
-// whole (see enough).
-//
-// Both kinds of row share operation's columns: a remainder is id
-// (grant_id), amount (remaining) and expires_at, with seq for the drawing
-// order.
+// read completes the grant remainders the lock read: those of the
+// accounts that changed since its snapshot (see lock), read again with
+// the stored operations of the items' idempotency keys, as a statement of
+// its own, so it sees what the transactions the lock waited for
+// committed (and so a replay of a request for the same account that
+// committed meanwhile). Accounts the batch creates have no grants yet. An
+// account whose first remainders may not be enough for the batch's
+// debits, or whose expiries may reach past them, is read again whole (see
+// enough). With no account changed and each one's first remainders
+// enough, it sends nothing.
 func (bt *batchTx) read(ctx context.Context) error {
-	accts, keys := newTuples(1), newTuples(1)
-	for _, l := range bt.locked {
-		accts.add(l.s, l.acct.ID)
-	}
-	for _, it := range bt.items {
-		if k := it.idempotencyKey(); k != nil {
-			keys.add(it.s, *k)
-		}
-	}
-	if len(bt.locked) == 0 && len(keys[0]) == 0 {
-		return nil
-	}
 	ahead := bt.cfg.readAhead
-	if err := bt.readRows(ctx, bt.locked, accts.args(keys.args(ahead)...)); err != nil {
-		return err
+	if len(bt.moved) > 0 {
+		accts, keys := newTuples(1), newTuples(1)
+		for _, l := range bt.moved {
+			accts.add(l.s, l.acct.ID)
+		}
+		for _, it := range bt.items {
+			if k := it.idempotencyKey(); k != nil {
+				keys.add(it.s, *k)
+			}
+		}
+		if err := bt.readRows(ctx, bt.moved, accts.args(keys.args(ahead)...)); err != nil {
+			return err
+		}
 	}
 	var again []*ledger
 	for _, l := range bt.locked {
@@ -65,19 +61,31 @@ func (bt *batchTx) readAll(ctx context.Context, ls []*ledger) error {
 	return bt.readRows(ctx, ls, accts.args(newTuples(1).args(nil)...))
 }
 
+// readRow is a row of readSQL: a grant remainder, in operation's columns
+// (id is grant_id, amount remaining, with expires_at, and seq for the
+// drawing order), or a stored operation.
+type readRow struct {
+	Row        string      `db:"row"`
+	MerchantID string      `db:"merchant_id"`
+	Mode       tenant.Mode `db:"mode"`
+	Seq        int64       `db:"seq"`
+	operation
+}
+
 // readRows runs readSQL with args and adds what it found to the ledgers
 // (of ls) and the replays.
 func (bt *batchTx) readRows(ctx context.Context, ls []*ledger, args []any) error {
-	var rows []struct {
-		Row        string      `db:"row"`
-		MerchantID string      `db:"merchant_id"`
-		Mode       tenant.Mode `db:"mode"`
-		Seq        int64       `db:"seq"`
-		operation
-	}
+	var rows []readRow
 	if err := bt.tx.SelectContext(ctx, &rows, readSQL, args...); err != nil {
 		return store.Translate(err)
 	}
+	bt.take(ls, rows)
+	return nil
+}
+
+// take adds the remainders of rows to the ledgers of ls (others' are
+// dropped), in drawing order, and the operations to the replays.
+func (bt *batchTx) take(ls []*ledger, rows []readRow) {
 	byID := make(map[[2]string]*ledger, len(ls))
 	for _, l := range ls {
 		byID[[2]string{l.acct.MerchantID, l.acct.ID}] = l
@@ -89,6 +97,9 @@ func (bt *batchTx) readRows(ctx context.Context, ls []*ledger, args []any) error
 			continue
 		}
 		l := byID[[2]string{r.MerchantID, r.AccountID}]
+		if l == nil {
+			continue
+		}
 		b := &bucket{GrantID: r.ID, Remaining: r.Amount, ExpiresAt: r.ExpiresAt}
 		seqs[b] = r.Seq
 		l.buckets = append(l.buckets, b)
@@ -110,7 +121,6 @@ func (bt *batchTx) readRows(ctx context.Context, ls []*ledger, args []any) error
 			return cmp.Compare(seqs[a], seqs[b])
 		})
 	}
-	return nil
 }
 
 // enough reports whether the first remainders read of l's account serve
@@ -302,12 +312,19 @@ func (l *ledger) restore(m ledgerMark) {
 // each account, in drawing order, and the stored operations of the
 // idempotency keys.
 const readSQL = `SELECT 'grant' AS row, g.* FROM unnest($1::text[], $2::text[], $3::text[]) AS r (merchant_id, mode, account_id)
-		CROSS JOIN LATERAL (SELECT merchant_id, mode, seq, grant_id AS id, account_id, '' AS customer_id, '' AS kind, remaining AS amount,
-				0 AS covered, 0 AS balance, NULL AS entry_id, '' AS reason, false AS allow_negative, expires_at, NULL AS idempotency_key
-			FROM credit_grant_balances g WHERE g.merchant_id = r.merchant_id AND g.account_id = r.account_id AND g.remaining > 0
+		CROSS JOIN LATERAL (` + remaindersSQL + ` WHERE g.merchant_id = r.merchant_id AND g.account_id = r.account_id AND g.remaining > 0
 			ORDER BY g.expires_at NULLS LAST, g.seq LIMIT $7::bigint) g
 		UNION ALL
 		SELECT 'operation', o.* FROM unnest($4::text[], $5::text[], $6::text[]) AS r (merchant_id, mode, idempotency_key)
-		CROSS JOIN LATERAL (SELECT merchant_id, mode, seq, ` + operationColumns + ` FROM credit_operations o
+		CROSS JOIN LATERAL (` + operationsSQL + `) o`
+
+// remaindersSQL selects grant remainders g in readRow's columns.
+const remaindersSQL = `SELECT merchant_id, mode, seq, grant_id AS id, account_id, '' AS customer_id, '' AS kind, remaining AS amount,
+				0::numeric AS covered, 0::numeric AS balance, NULL::text AS entry_id, '' AS reason, false AS allow_negative, expires_at,
+				NULL::text AS idempotency_key
+			FROM credit_grant_balances g`
+
+// operationsSQL selects the stored operation of the key of r.
+const operationsSQL = `SELECT merchant_id, mode, seq, ` + operationColumns + ` FROM credit_operations o
 			WHERE o.merchant_id = r.merchant_id AND o.mode = r.mode AND o.idempotency_key = r.idempotency_key
-				AND o.idempotency_key IS NOT NULL OFFSET 0) o`
+				AND o.idempotency_key IS NOT NULL OFFSET 0`

@@ -18,17 +18,19 @@ import (
 // A batch's transaction, one statement per step whatever its size:
 //
 //  1. lock the accounts the items name (ORDER BY id, so committers and
-//     replicas lock in one order and cannot deadlock on them);
+//     replicas lock in one order and cannot deadlock on them), and read
+//     their first grant remainders and the stored operations of the items'
+//     idempotency keys in the same statement (see lock);
 //  2. only when some item names a customer without an account: look the
 //     customers up, then create the customers and accounts grants open;
-//  3. read the locked accounts' grant remainders and the stored operations
-//     of the items' idempotency keys;
+//  3. only when an account changed since the lock's snapshot, or its first
+//     remainders may not be enough: read its remainders again;
 //  4. apply the items in arrival order on the in-memory ledgers (Go only);
 //  5. write every operation, entry, remainder, account, event and
 //     delivery (batch_write.go).
 //
-// With BEGIN and COMMIT that is five round trips for a batch whose accounts
-// all exist, however many items it holds.
+// With BEGIN and COMMIT that is four round trips for a batch whose
+// accounts all exist, however many items it holds.
 //
 // An item's own error (unknown customer, no account, a key reused with
 // other parameters, an overflow) is its outcome; the others go on. Steps 2
@@ -69,6 +71,7 @@ type batchTx struct {
 	accounts map[custKey]*ledger // by customer id and by external id
 	extOf    map[*ledger]*string // the account's customer's external id
 	locked   []*ledger           // in lock order
+	moved    []*ledger           // locked accounts changed since the lock's snapshot
 	openedBy map[*ledger]int     // accounts this batch creates: the first item naming one
 	newCus   []customers.Customer
 	replays  map[string]operation // by item key
@@ -133,42 +136,6 @@ func refOf(it *item) customers.Ref {
 		return it.grant.Customer
 	}
 	return it.debit.Customer
-}
-
-// lock locks the accounts of the customers the items name: by customer id
-// when one is given (as customers.Resolve does), else by external id.
-// They are found first, then locked one by one in (merchant, id) order: a
-// nested loop over the sorted list, since a lock in a LATERAL subquery is
-// taken as each outer row is read.
-//
-// The batch statements look rows up in LATERAL subqueries that OFFSET 0
-// keeps from being flattened: each array element is then an index probe
-// whatever the planner believes about the tables. Joined flat, a fresh,
-// never-analysed table got plans that scanned it once per element.
-func (bt *batchTx) lock(ctx context.Context) error {
-	byID, byExt := newTuples(1), newTuples(1)
-	for _, it := range bt.items {
-		if r := refOf(it); r.ID != nil {
-			byID.add(it.s, *r.ID)
-		} else {
-			byExt.add(it.s, *r.ExternalID)
-		}
-	}
-	var rows []struct {
-		account
-		Ext     *string `db:"external_customer_id"`
-		Watched bool    `db:"watched"`
-	}
-	err := bt.tx.SelectContext(ctx, &rows, lockSQL, byID.args(byExt.args(bt.items[0].s.MerchantID)...)...)
-	if err != nil {
-		return store.Translate(err)
-	}
-	for _, r := range rows {
-		l := &ledger{s: tenant.Scope{MerchantID: r.MerchantID, Mode: r.Mode}, acct: r.account, unwatched: !r.Watched}
-		bt.locked = append(bt.locked, l)
-		bt.index(l, r.Ext)
-	}
-	return nil
 }
 
 func (bt *batchTx) index(l *ledger, ext *string) {
@@ -335,25 +302,6 @@ func (bt *batchTx) create(ctx context.Context) error {
 	}
 	return nil
 }
-
-// lockSQL finds and locks the accounts of a batch (see lock), all of one
-// merchant ($7), which the locking probe names so the lock stays on it.
-const lockSQL = `WITH want AS (
-			SELECT x.* FROM unnest($1::text[], $2::text[], $3::text[]) AS r (merchant_id, mode, customer_id)
-			CROSS JOIN LATERAL (SELECT a.merchant_id, a.mode, a.id, a.customer_id, c.external_customer_id FROM credit_accounts a
-				JOIN customers c ON c.merchant_id = a.merchant_id AND c.id = a.customer_id
-				WHERE a.merchant_id = r.merchant_id AND a.mode = r.mode AND a.customer_id = r.customer_id OFFSET 0) x
-			UNION
-			SELECT x.* FROM unnest($4::text[], $5::text[], $6::text[]) AS r (merchant_id, mode, ext)
-			CROSS JOIN LATERAL (SELECT c.merchant_id, c.mode, c.id, c.external_customer_id FROM customers c
-				WHERE c.merchant_id = r.merchant_id AND c.mode = r.mode AND c.external_customer_id = r.ext OFFSET 0) c
-			CROSS JOIN LATERAL (SELECT a.merchant_id, a.mode, a.id, a.customer_id, c.external_customer_id FROM credit_accounts a
-				WHERE a.merchant_id = c.merchant_id AND a.mode = c.mode AND a.customer_id = c.id OFFSET 0) x
-		)
-		SELECT a.*, w.external_customer_id, ` + watchedColumn + `
-		FROM (SELECT * FROM want ORDER BY merchant_id, id) w
-		CROSS JOIN LATERAL (SELECT ` + accountColumns + ` FROM credit_accounts a
-			WHERE a.merchant_id = $7 AND a.mode = w.mode AND a.customer_id = w.customer_id FOR UPDATE) a`
 
 // lookupSQL reads customers by id and by external id (batchTx.lookup).
 const lookupSQL = `SELECT c.* FROM unnest($1::text[], $2::text[], $3::text[]) AS r (merchant_id, mode, id)
