@@ -172,6 +172,9 @@ func seedCosts(b *testing.B, n int) costsData {
 		FROM meter_events e CROSS JOIN (VALUES ('hour'), ('day')) AS g (grain)
 		WHERE e.merchant_id = $1
 		GROUP BY e.merchant_id, e.mode, e.customer_id, e.meter_id, g.grain, date_trunc(g.grain, e.event_timestamp, 'UTC')`, m)
+	// The days before today rolled up, as the job leaves them.
+	exec(`INSERT INTO usage_rollups (merchant_id, mode, through) VALUES ($1, 'test', $2)
+		ON CONFLICT (merchant_id, mode) DO UPDATE SET through = EXCLUDED.through`, m, d.to)
 	exec(`INSERT INTO events (merchant_id, mode, id, type, data, created_at, occurred_at)
 		SELECT $1, 'test', 'evt_c' || g, 'invoice.created', jsonb_build_object('object', 'invoice', 'id', 'inv_c' || g),
 			now() - g * interval '1 second', now() - g * interval '1 second'

@@ -28,6 +28,7 @@ const (
 	jobAlerts         = "alert-evaluation"
 	jobPartitions     = "partitions-ahead"
 	jobRetention      = "usage-retention"
+	jobRollup         = "usage-rollup"
 	// freshChanges is how many rows a never-analysed table takes before
 	// the statistics job analyses it.
 	freshChanges = 500
@@ -92,6 +93,16 @@ func maintenanceJobs(cfg Config, db *store.DB) []jobs.Job {
 			Name: jobPartitions, Periodic: true, Every: 6 * time.Hour, First: 10 * time.Second,
 			Run: func(ctx context.Context, now time.Time) (bool, error) {
 				_, err := partitions.Ensure(ctx, db, now)
+				return false, err
+			},
+		},
+		{
+			// Rolls each finished day's hour buckets up into day buckets,
+			// which summaries read in their place; until it runs they read
+			// the hours, so a late run costs reads, never answers.
+			Name: jobRollup, Periodic: true, Every: time.Hour, First: time.Minute,
+			Run: func(ctx context.Context, now time.Time) (bool, error) {
+				_, err := metering.RollUp(ctx, db, now)
 				return false, err
 			},
 		},

@@ -22,12 +22,13 @@ const BucketShards = 8
 // bucketShardSpace is the first key of the shards' advisory locks ("th").
 const bucketShardSpace = 0x7468
 
-// Ingestion keeps two grains of buckets: hour and day. A summary reads a
-// whole day as one day row per shard rather than 24 hour rows, so a
-// 30-day summary reads about 30 rows per shard instead of 720; hour rows
-// serve hourly windows and the partial days at a span's ends. The second
-// upsert costs ingestion some of its rate; summaries were twice as slow
-// without it.
+// Usage buckets come in two grains: hour and day. A summary reads a whole
+// day as one day row per shard rather than 24 hour rows, so a 30-day
+// summary reads about 30 rows per shard instead of 720; hour rows serve
+// hourly windows, the partial days at a span's ends and the days not yet
+// rolled up (today's). Ingestion upserts hour rows; day rows are rolled up
+// once a day is over (rollup.go), which spares ingestion a second upsert
+// per customer and batch; summaries were twice as slow without day rows.
 
 // aggExprs are the expressions aggColumns and anyAggColumns aggregate:
 // from usage_buckets when buckets, else from meter_events.
@@ -81,8 +82,9 @@ func (r aggRow) agg() Agg {
 }
 
 // spansSQL aggregates, in one round trip, the whole hours [f, t) of each
-// span numbered i from the hour buckets ($5-$7), its whole days from the
-// day buckets ($8-$10) and, with raw, the parts of an hour at a span's ends
+// span numbered i from the hour buckets ($5-$7), its whole days ($8-$10)
+// from the day buckets where rolled up and from the hour buckets after
+// (see rollup.go) and, with raw, the parts of an hour at a span's ends
 // from the events themselves ($11-$13, all within [$14, $15)): the
 // customer $3 of scope ($1, $2) on the meter $4, with the meter's
 // aggregation.
@@ -93,15 +95,19 @@ func (r aggRow) agg() Agg {
 // constant bounds and a plan made for them (store.CustomPlan), which reads
 // only the weeks holding those ends.
 func spansSQL(aggregation string, raw bool) string {
-	buckets := func(grain, i, f, t string) string {
+	// lo and hi bound start_at, in terms of the range [r.f, r.t).
+	buckets := func(grain, i, f, t, lo, hi string) string {
 		return `SELECT r.i, a.* FROM unnest(` + i + `::bigint[], ` + f + `::timestamptz[], ` + t + `::timestamptz[]) AS r(i, f, t)
 	CROSS JOIN LATERAL (SELECT ` + aggColumns(aggregation, true) + ` FROM usage_buckets
 		WHERE merchant_id = $1 AND mode = $2 AND customer_id = $3 AND meter_id = $4
-			AND grain = '` + grain + `' AND start_at >= r.f AND start_at < r.t) a`
+			AND grain = '` + grain + `' AND start_at >= ` + lo + ` AND start_at < ` + hi + `) a`
 	}
-	q := buckets(Hour, "$5", "$6", "$7") + `
+	// The days rolled up come from the day rows, the others from their hours.
+	q := buckets(Hour, "$5", "$6", "$7", "r.f", "r.t") + `
 UNION ALL
-` + buckets(Day, "$8", "$9", "$10")
+` + buckets(Day, "$8", "$9", "$10", "r.f", "least(r.t, "+scopeThroughSQL+")") + `
+UNION ALL
+` + buckets(Hour, "$8", "$9", "$10", "greatest(r.f, "+scopeThroughSQL+")", "r.t")
 	if !raw {
 		return q
 	}
@@ -193,10 +199,13 @@ func Aggregate(ctx context.Context, q store.Querier, s tenant.Scope, m Meter, cu
 	return aggs[0], nil
 }
 
-// bucketsCTE adds the events of the WITH item fresh to the hour and day
-// buckets of one shard, in key order so concurrent batches cannot deadlock: the
-// first of the $11 shards whose lock (space $12, key $13 and the shard) is
-// free, else one at random.
+// bucketsCTE adds the events of the WITH item fresh to the hour buckets
+// and, for an event of a day already rolled up (see rollup.go), its day
+// bucket, of one shard, in key order so concurrent batches cannot deadlock:
+// the first of the $11 shards whose lock (space $12, key $13 and the shard)
+// is free, else one at random. The batch holds the scope's usage lock
+// (shared) since it resolved its customers, so the roll-up boundary it
+// reads cannot move before it commits.
 const bucketsCTE = `shard AS MATERIALIZED (
 	SELECT coalesce((SELECT n FROM generate_series(0, $11::int - 1) AS n
 		WHERE pg_try_advisory_xact_lock($12::int, hashtext($13::text || '/' || n)) LIMIT 1), floor(random() * $11::int)::int)::smallint AS n
@@ -208,6 +217,7 @@ const bucketsCTE = `shard AS MATERIALIZED (
 		(array_agg(f.value ORDER BY f.ts DESC, f.id DESC))[1], max(f.ts), (array_agg(f.id ORDER BY f.ts DESC, f.id DESC))[1]
 	FROM fresh f CROSS JOIN (VALUES ('day'), ('hour')) AS g (grain)
 	WHERE f.customer_id IS NOT NULL
+		AND (g.grain = 'hour' OR f.ts < (SELECT through FROM usage_rollups WHERE merchant_id = $1 AND mode = $2))
 	GROUP BY f.customer_id, f.meter_id, g.grain, date_trunc(g.grain, f.ts, 'UTC')
 	ORDER BY f.customer_id, f.meter_id, g.grain, start_at
 	ON CONFLICT (merchant_id, mode, customer_id, meter_id, grain, start_at, shard) DO UPDATE SET
@@ -221,7 +231,8 @@ const bucketsCTE = `shard AS MATERIALIZED (
 )`
 
 // The hour and day buckets holding $5 (a cancelled event's timestamp) are
-// recomputed: the hour from its uncancelled events, the day from its hours.
+// recomputed: the hour from its uncancelled events, the day from its hours
+// when the day is rolled up (readers take a later day from its hours).
 // The day is never read back from the events: retention may have dropped
 // some of its hours' rows (a week's partition at a time), and the hours
 // keep what they held. Every shard goes, then one row per bucket with
@@ -250,6 +261,7 @@ const (
 	WHERE h.merchant_id = $1 AND h.mode = $2 AND h.customer_id = $3 AND h.meter_id = $4 AND h.grain = 'hour'
 		AND h.start_at >= date_trunc('day', $5::timestamptz, 'UTC')
 		AND h.start_at < date_trunc('day', $5::timestamptz, 'UTC') + interval '24 hours'
+		AND $5::timestamptz < (SELECT through FROM usage_rollups WHERE merchant_id = $1 AND mode = $2)
 	HAVING count(*) > 0`
 )
 

@@ -31,7 +31,8 @@ const (
 )
 
 // manySQL reads ranges of several spans at once: each row of the arrays is
-// a range of span i, read from the hour or day buckets (src hour or day)
+// a range of span i, read from the hour or day buckets (src hour or day;
+// the days not rolled up from their hours, splitDaysSQL)
 // or, with raw, from the events (src raw, the parts of an hour at a span's
 // ends, all within [$9, $10)). As in spansSQL, the events (partitioned by
 // week) are named only when some range needs them, then with constant
@@ -39,8 +40,10 @@ const (
 // read.
 func manySQL(raw bool) string {
 	q := `WITH r AS (
-	SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::timestamptz[], $8::timestamptz[])
+	SELECT r.i, x.src, r.merchant_id, r.mode, r.customer_id, r.meter_id, x.f, x.t
+	FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::timestamptz[], $8::timestamptz[])
 		AS r (i, src, merchant_id, mode, customer_id, meter_id, f, t)
+	` + splitDaysSQL + `
 )
 SELECT r.i, a.* FROM r CROSS JOIN LATERAL (SELECT ` + allBucketColumns + ` FROM usage_buckets b
 		WHERE b.merchant_id = r.merchant_id AND b.mode = r.mode AND b.customer_id = r.customer_id AND b.meter_id = r.meter_id

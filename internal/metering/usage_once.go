@@ -87,11 +87,13 @@ const (
 )
 
 // usageOnceSQL is targetSQL's meter (the row i = -1) and, for each range
-// of the arrays $6-$9 (span i, read from the hour or day buckets), that
+// of the arrays $6-$9 (span i, read from the hour or day buckets, the
+// days not rolled up from their hours: splitScopeDaysSQL), that
 // range's aggregates: no row at all when the meter or the customer is
 // missing.
 const usageOnceSQL = `WITH m AS MATERIALIZED (` + targetSQL + `),
-r AS (SELECT * FROM unnest($6::bigint[], $7::text[], $8::timestamptz[], $9::timestamptz[]) AS r (i, src, f, t))
+r AS (SELECT r.i, x.src, x.f, x.t FROM unnest($6::bigint[], $7::text[], $8::timestamptz[], $9::timestamptz[]) AS r (i, src, f, t)
+	` + splitScopeDaysSQL + `)
 SELECT -1::bigint AS i, ` + onceMeterColumns + `, NULL::bigint, NULL::text, NULL::bigint, NULL::bigint, NULL::timestamptz, NULL::text FROM m
 UNION ALL
 SELECT r.i, ` + onceNoMeter + `, a.* FROM m CROSS JOIN r CROSS JOIN LATERAL (SELECT ` + onceBucketColumns + ` FROM usage_buckets b

@@ -81,6 +81,15 @@ func TestMigrationConvertsDataInPlace(t *testing.T) {
 	if _, err := db.ExecContext(ctx, `INSERT INTO merchants (id, name) VALUES ($1, 'conv')`, s.MerchantID); err != nil {
 		t.Fatal(err)
 	}
+	// Today's code on the schema of then, writing as the code of then did:
+	// day buckets in every batch (every day counts as rolled up). Migration
+	// 076 makes the real table.
+	for _, q := range []string{`CREATE TABLE usage_rollups (merchant_id text, mode text, through timestamptz, PRIMARY KEY (merchant_id, mode))`,
+		`INSERT INTO usage_rollups VALUES ('mch_conv', 'test', 'infinity')`} {
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
 	m, _, err := metering.Create(ctx, db, s, metering.Input{Key: "calls", DisplayName: "Calls"}, time.Now())
 	if err != nil {
 		t.Fatal(err)
@@ -124,6 +133,9 @@ func TestMigrationConvertsDataInPlace(t *testing.T) {
 		t.Fatal(err)
 	}
 	feedBefore := feed(t, db, s)
+	if _, err := db.ExecContext(ctx, `DROP TABLE usage_rollups`); err != nil {
+		t.Fatal(err)
+	}
 	db.Close()
 
 	migrate(t, url, 1<<30)
@@ -140,6 +152,12 @@ func TestMigrationConvertsDataInPlace(t *testing.T) {
 	var legacy int
 	if err := db.GetContext(ctx, &legacy, `SELECT count(*) FROM meter_events_p00000000`); err != nil || legacy != 30 {
 		t.Fatalf("%d events in the partition of the old table: %v", legacy, err)
+	}
+	// Day buckets were complete: the days before today are read from them.
+	var through time.Time
+	if err := db.GetContext(ctx, &through, `SELECT through FROM usage_rollups WHERE merchant_id = $1 AND mode = $2`, s.MerchantID, s.Mode); err != nil ||
+		!through.Equal(time.Now().UTC().Truncate(24*time.Hour)) {
+		t.Fatalf("days rolled up through %s: %v", through, err)
 	}
 	usageAfter, err := metering.Usage(ctx, db, s, customer, metering.UsageInput{Meter: m.ID, From: &from, To: &to, Window: metering.Day}, time.Now())
 	if err != nil {
