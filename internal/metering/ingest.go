@@ -154,7 +154,10 @@ func cacheKey(s tenant.Scope, key string) string {
 // request, or a concurrent one that committed first) makes its event drop
 // out: only events whose key row was inserted, or that have no key, are
 // written and counted. Windows are locked in a fixed order so concurrent
-// batches touching the same customers cannot deadlock. The same statement
+// batches touching the same customers cannot deadlock; a scope without
+// any window (no entitlement tracks its usage) pays one probe per batch,
+// not one per customer: windows are made under the usage lock held
+// exclusively, which the batch holds shared. The same statement
 // adds the events to the usage buckets and, where an alert watches the
 // meter, leaves the alert job a check to make.
 var writeSQL = `
@@ -175,7 +178,8 @@ WITH input AS (
 	RETURNING id, created_at
 ), locked AS (
 	SELECT w.customer_id, w.meter_id, w.owner, w.since FROM usage_windows w
-	WHERE w.merchant_id = $1 AND w.mode = $2
+	WHERE (SELECT customer_id FROM usage_windows WHERE merchant_id = $1 AND mode = $2 ORDER BY customer_id LIMIT 1) IS NOT NULL
+		AND w.merchant_id = $1 AND w.mode = $2
 		AND (w.customer_id, w.meter_id) IN (SELECT customer_id, meter_id FROM fresh WHERE customer_id IS NOT NULL)
 	ORDER BY w.customer_id, w.meter_id, w.owner
 	FOR UPDATE

@@ -50,6 +50,10 @@ func TestIngestPlansProbeByKey(t *testing.T) {
 			// Whether the scope has any active alert is asked once per
 			// batch: the first entry found answers it.
 			gate := i >= 2 && strings.Contains(plan[i-2], "InitPlan") && strings.Contains(plan[i-1], "on alerts")
+			// Whether the scope has any usage window, likewise: the first
+			// entry, in key order, answers it.
+			gate = gate || i >= 3 && strings.Contains(plan[i-3], "InitPlan") && strings.Contains(plan[i-2], "Limit") &&
+				strings.Contains(plan[i-1], "on usage_windows")
 			// The scope is usage_rollups' whole key: one row.
 			gate = gate || i >= 1 && strings.Contains(plan[i-1], "on usage_rollups")
 			if strings.Contains(l, "Seq Scan") || strings.Contains(l, "Bitmap Heap Scan") || tenantOnly.MatchString(l) && !gate {
