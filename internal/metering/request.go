@@ -37,6 +37,14 @@ func Single(in EventInput) Request {
 // with 1 to MaxBatch events. A body that is not JSON is invalid_json; a
 // malformed envelope (or, for one event, a bad field) is the error.
 func DecodeRequest(body []byte) (Request, error) {
+	if req, ok := decodeBatchFast(body); ok {
+		return req, nil
+	}
+	return decodeGeneral(body)
+}
+
+// decodeGeneral is DecodeRequest for any body.
+func decodeGeneral(body []byte) (Request, error) {
 	o, err := fields.Decode(body)
 	if err != nil {
 		return Request{}, err
