@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -166,6 +167,7 @@ func runServe(ctx context.Context, f *Factory) error {
 	if err != nil {
 		return err
 	}
+	tuneGC(os.Getenv)
 	log := f.newLogger(slog.LevelInfo)
 	start := time.Now()
 	db, err := f.openDatabase(ctx, log, true)
