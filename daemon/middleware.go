@@ -28,18 +28,20 @@ const statusClientClosed = 499
 
 type ctxKey int
 
-const (
-	requestIDKey ctxKey = iota
-	routeKey
-)
+// requestKey is the context key of a request's *requestInfo.
+const requestKey ctxKey = 0
 
-// routeInfo is filled in by the matched route so the outer middleware can
-// label logs and metrics with the route pattern rather than the raw path.
-type routeInfo struct{ pattern string }
+// requestInfo is a request's id, and its route pattern, filled in by the
+// matched route so the outer middleware can label logs and metrics with
+// the pattern rather than the raw path. One context value holds both:
+// each value is an allocation and a step of every lookup, per request.
+type requestInfo struct{ id, pattern string }
 
 func requestID(ctx context.Context) string {
-	s, _ := ctx.Value(requestIDKey).(string)
-	return s
+	if info, ok := ctx.Value(requestKey).(*requestInfo); ok {
+		return info.id
+	}
+	return ""
 }
 
 // metrics are one server's Prometheus collectors, on a registry of its own
@@ -73,8 +75,8 @@ func newMetrics(db *store.DB) *metrics {
 func (s *Server) instrument(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rid := "req_" + id.Random(20)
-		info := &routeInfo{pattern: "unmatched"}
-		ctx := context.WithValue(context.WithValue(r.Context(), requestIDKey, rid), routeKey, info)
+		info := &requestInfo{id: rid, pattern: "unmatched"}
+		ctx := context.WithValue(r.Context(), requestKey, info)
 		w.Header().Set("request-id", rid)
 		w.Header().Set("wc-version", APIVersion)
 		start := time.Now()
@@ -93,11 +95,24 @@ func (s *Server) instrument(next http.Handler) http.Handler {
 		}
 		s.metrics.requests.WithLabelValues(info.pattern, method, strconv.Itoa(status)).Inc()
 		s.metrics.latency.WithLabelValues(info.pattern, method).Observe(elapsed.Seconds())
-		s.log.LogAttrs(ctx, level, msg,
+		logRequest(ctx, s.log.Handler(), level, msg,
 			slog.String("request_id", rid), slog.String("method", truncate(r.Method, 32)), slog.String("path", truncate(loggedPath(r.URL.Path), 256)),
 			slog.String("route", info.pattern), slog.Int("status", status), slog.Int64("bytes", m.Written),
 			slog.Duration("duration", elapsed), slog.String("remote", r.RemoteAddr))
 	})
+}
+
+// logRequest is Logger.LogAttrs without the caller's program counter,
+// which LogAttrs finds by walking the stack on every call and only a
+// handler that prints the source reads: serve's does not, and the request
+// line is the one logged per request.
+func logRequest(ctx context.Context, h slog.Handler, level slog.Level, msg string, attrs ...slog.Attr) {
+	if !h.Enabled(ctx, level) {
+		return
+	}
+	rec := slog.NewRecord(time.Now(), level, msg, 0)
+	rec.AddAttrs(attrs...)
+	_ = h.Handle(ctx, rec)
 }
 
 // loggedPath is a request's path as the log shows it: a portal link's

@@ -193,7 +193,7 @@ func (s *Server) allRoutes() []route {
 func (s *Server) route(rt route) http.Handler {
 	segments := wildcards(rt.pattern)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if info, ok := r.Context().Value(routeKey).(*routeInfo); ok {
+		if info, ok := r.Context().Value(requestKey).(*requestInfo); ok {
 			info.pattern = rt.pattern
 		}
 		if rt.plain != nil {
