@@ -43,17 +43,9 @@ const keysQuery = `SELECT k.id, k.merchant_id, k.mode, k.key_hash, k.revoked_at 
 	FROM api_keys k LEFT JOIN test_clocks c ON c.merchant_id = k.merchant_id AND k.mode = 'test'
 	WHERE k.key_hash = ANY($1::bytea[])`
 
-// lookupLeaders is how many batches of lookups run at once: one. A lookup
-// is one short query, so with two in flight most requests found a leader's
-// place free and made a query of their own; with one, the requests that
-// arrive during a lookup share the next, which waits at most one lookup
-// more. The daemon spent a tenth of its CPU during credit grants in these
-// queries (and PostgreSQL as much on its side).
-const lookupLeaders = 1
-
 // NewKeys returns a Keys looking keys up in db.
 func NewKeys(db *store.DB) *Keys {
-	return &Keys{lookups: batch.New(func(calls []*batch.Call[keyLookup, keyFound]) { lookupKeys(db, calls) }, lookupLeaders, 0)}
+	return &Keys{lookups: batch.New(func(calls []*batch.Call[keyLookup, keyFound]) { lookupKeys(db, calls) }, 0, 0)}
 }
 
 // Authenticate is the package-level Authenticate over batched lookups.
