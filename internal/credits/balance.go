@@ -42,7 +42,7 @@ func GetBalance(ctx context.Context, q store.Querier, s tenant.Scope, customerID
 	}
 	err = q.SelectContext(ctx, &rows, `SELECT `+accountColumns+`,
 		COALESCE((SELECT sum(g.remaining) FROM credit_grant_balances g
-			WHERE g.merchant_id = a.merchant_id AND g.account_id = a.id AND g.remaining > 0 AND g.expires_at <= $4), 0) AS due
+			WHERE g.merchant_id = a.merchant_id AND g.account_id = a.id AND g.live AND g.expires_at <= $4), 0) AS due
 		FROM credit_accounts a WHERE merchant_id = $1 AND mode = $2 AND customer_id = $3`, s.MerchantID, s.Mode, c.ID, now)
 	if err != nil {
 		return Balance{}, store.Translate(err)

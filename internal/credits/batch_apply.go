@@ -312,7 +312,7 @@ func (l *ledger) restore(m ledgerMark) {
 // each account, in drawing order, and the stored operations of the
 // idempotency keys.
 const readSQL = `SELECT 'grant' AS row, g.* FROM unnest($1::text[], $2::text[], $3::text[]) AS r (merchant_id, mode, account_id)
-		CROSS JOIN LATERAL (` + remaindersSQL + ` WHERE g.merchant_id = r.merchant_id AND g.account_id = r.account_id AND g.remaining > 0
+		CROSS JOIN LATERAL (` + remaindersSQL + ` WHERE g.merchant_id = r.merchant_id AND g.account_id = r.account_id AND g.live
 			ORDER BY g.expires_at NULLS LAST, g.seq LIMIT $7::bigint) g
 		UNION ALL
 		SELECT 'operation', o.* FROM unnest($4::text[], $5::text[], $6::text[]) AS r (merchant_id, mode, idempotency_key)

@@ -108,7 +108,7 @@ const lockSQL = `WITH want AS (
 			WHERE a.merchant_id = $7 AND a.mode = w.mode AND a.customer_id = w.customer_id FOR UPDATE) a
 		UNION ALL
 		SELECT 'grant', g.*, 0, 0, 0, NULL, false, false FROM want w
-		CROSS JOIN LATERAL (` + remaindersSQL + ` WHERE g.merchant_id = w.merchant_id AND g.account_id = w.id AND g.remaining > 0
+		CROSS JOIN LATERAL (` + remaindersSQL + ` WHERE g.merchant_id = w.merchant_id AND g.account_id = w.id AND g.live
 			ORDER BY g.expires_at NULLS LAST, g.seq LIMIT $11::bigint) g
 		UNION ALL
 		SELECT 'operation', o.*, 0, 0, 0, NULL, false, false FROM unnest($8::text[], $9::text[], $10::text[]) AS r (merchant_id, mode, idempotency_key)

@@ -30,7 +30,7 @@ func SweepExpired(ctx context.Context, db *store.DB, now time.Time) (int, error)
 		Mode       tenant.Mode `db:"mode"`
 	}
 	if err := db.SelectContext(ctx, &scopes, `SELECT DISTINCT merchant_id, mode FROM credit_grant_balances
-		WHERE remaining > 0 AND expires_at IS NOT NULL AND expires_at <= $1`, now); err != nil {
+		WHERE live AND expires_at IS NOT NULL AND expires_at <= $1`, now); err != nil {
 		return 0, store.Translate(err)
 	}
 	total := 0
@@ -72,7 +72,7 @@ func sweepOnce(ctx context.Context, db *store.DB, only tenant.Scope, now time.Ti
 		}
 		if err := tx.SelectContext(ctx, &accts, `SELECT `+accountColumns+`, `+watchedColumn+` FROM credit_accounts a
 			WHERE a.merchant_id = $3 AND a.mode = $4 AND a.id IN (SELECT b.account_id FROM credit_grant_balances b
-				WHERE b.merchant_id = $3 AND b.mode = $4 AND b.remaining > 0 AND b.expires_at IS NOT NULL AND b.expires_at <= $1)
+				WHERE b.merchant_id = $3 AND b.mode = $4 AND b.live AND b.expires_at IS NOT NULL AND b.expires_at <= $1)
 			LIMIT $2 FOR UPDATE OF a SKIP LOCKED`, now, sweepBatch, only.MerchantID, only.Mode); err != nil {
 			return err
 		}
