@@ -149,8 +149,11 @@ func (w *writes) ledger(l *ledger, fresh map[string]bool) {
 // transaction, and no remainder changes without its account's lock.
 //
 // An operation whose idempotency key a concurrent transaction took
-// meanwhile is not inserted: the batch then fails with errConcurrent (and
-// its transaction rolls back).
+// meanwhile fails the statement on the key's unique index: the batch then
+// fails with errConcurrent (and its transaction rolls back). A plain
+// insert rather than ON CONFLICT DO NOTHING: the conflict is rare (the
+// lock statement read the keys), and a speculative insert costs every
+// operation an extra probe of the key index and an extra WAL record.
 //
 // A batch is one merchant's (Batcher.next), and the updates find their rows
 // by that merchant ($40), so the statement stays on one merchant.
@@ -177,6 +180,9 @@ func (w *writes) write(ctx context.Context, tx *store.Tx, merchantID string) err
 		str(w.acM), str(w.acMode), str(w.acCus), i64(w.acBalance), i64(w.acGranted), i64(w.acConsumed), i64(w.acDebt),
 		merchantID,
 		str(w.evM), str(w.evMode), str(w.evID), str(w.evType), str(w.evData), str(w.evAt))
+	if store.UniqueViolation(err, "credit_operations_key") {
+		return errConcurrent
+	}
 	if err != nil {
 		return store.Translate(err)
 	}
@@ -196,7 +202,6 @@ const writeLedgerSQL = `WITH op AS (
 				entry_id, reason, allow_negative, expires_at, idempotency_key, created_at)
 			SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::numeric[], $8::numeric[], $9::numeric[],
 				$10::text[], $11::text[], $12::boolean[], $13::timestamptz[], $14::text[], $15::timestamptz[])
-			ON CONFLICT (merchant_id, mode, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
 			RETURNING 1
 		), ent AS (
 			INSERT INTO credit_entries (merchant_id, mode, id, account_id, operation_id, kind, amount, grant_id, expires_at, settled, effective_at, created_at)
