@@ -51,8 +51,15 @@ FROM (SELECT id, external_customer_id FROM found, lk UNION ALL SELECT id, extern
 // together must name the same customer. It takes the shared usage lock
 // too, so a usage window being created cannot miss these events. A new
 // customer is stamped now (the merchant's clock).
-func resolveCustomers(ctx context.Context, q store.Querier, s tenant.Scope, ins []EventInput, res []Result, now time.Time) error {
+//
+// External ids found in known (see Ingester.customer) are not looked up:
+// when every one is, the statement is the lock alone. It returns the
+// external ids it looked up or upserted, with their customers, for the
+// caller to remember once the transaction has committed.
+func resolveCustomers(ctx context.Context, q store.Querier, s tenant.Scope, ins []EventInput, res []Result, now time.Time,
+	known func(ext string) (string, bool)) (map[string]string, error) {
 	idSet, extSet := map[string]bool{}, map[string]bool{}
+	byExt := map[string]string{} // external id → id
 	for i, in := range ins {
 		if res[i].Err != nil {
 			continue
@@ -63,14 +70,28 @@ func resolveCustomers(ctx context.Context, q store.Querier, s tenant.Scope, ins 
 		if in.ExternalCustomerID != nil && in.CustomerID == nil {
 			// With both, the id decides and the external id must match it:
 			// nothing is upserted.
-			extSet[*in.ExternalCustomerID] = true
+			x := *in.ExternalCustomerID
+			if _, done := byExt[x]; done || extSet[x] {
+				continue
+			}
+			if cid, ok := known(x); ok {
+				byExt[x] = cid
+				continue
+			}
+			extSet[x] = true
 		}
 	}
 	if len(idSet) == 0 && len(extSet) == 0 {
-		return nil
+		if len(byExt) > 0 {
+			// Events will have customers: the lock is held all the same.
+			if err := lockUsage(ctx, q, s, false); err != nil {
+				return nil, err
+			}
+		}
+		return nil, fillCustomers(ins, res, nil, byExt)
 	}
 	byID := map[string]*string{} // id → external id
-	byExt := map[string]string{} // external id → id
+	learned := map[string]string{}
 	ids, exts := sortedKeys(idSet), sortedKeys(extSet)
 	for attempt := 0; attempt < 3 && (len(ids) > 0 || len(exts) > 0); attempt++ {
 		newIDs := make([]string, len(exts))
@@ -87,13 +108,14 @@ func resolveCustomers(ctx context.Context, q store.Querier, s tenant.Scope, ins 
 		err := q.GetContext(ctx, &found, resolveCustomersSQL, s.MerchantID, s.Mode, pq.StringArray(ids), pq.StringArray(exts), pq.StringArray(newIDs),
 			usageLockSpace, usageLockKey(s), now)
 		if err != nil {
-			return store.Translate(err)
+			return nil, store.Translate(err)
 		}
 		for n, cid := range found.IDs {
 			var ext *string
 			if found.Exts[n].Valid {
 				ext = &found.Exts[n].String
 				byExt[*ext] = cid
+				learned[*ext] = cid
 			}
 			byID[cid] = ext
 		}
@@ -107,6 +129,12 @@ func resolveCustomers(ctx context.Context, q store.Querier, s tenant.Scope, ins 
 		}
 		exts = missing
 	}
+	return learned, fillCustomers(ins, res, byID, byExt)
+}
+
+// fillCustomers sets each valid input's customer from byID (id → external
+// id) and byExt (external id → id), or its error.
+func fillCustomers(ins []EventInput, res []Result, byID map[string]*string, byExt map[string]string) error {
 	for i, in := range ins {
 		if res[i].Err != nil {
 			continue
@@ -134,6 +162,27 @@ func resolveCustomers(ctx context.Context, q store.Querier, s tenant.Scope, ins 
 		}
 	}
 	return nil
+}
+
+// customer returns the remembered customer of external id ext in scope s.
+func (g *Ingester) customer(s tenant.Scope, ext string) (string, bool) {
+	v, ok := g.customers.Load(cacheKey(s, ext))
+	if !ok {
+		return "", false
+	}
+	return v.(string), true
+}
+
+// rememberCustomers keeps the customers of external ids (external id →
+// customer id) of scope s, resolved by a committed transaction.
+func (g *Ingester) rememberCustomers(s tenant.Scope, byExt map[string]string) {
+	for ext, cid := range byExt {
+		if g.custSize.Add(1) > maxCachedCustomers {
+			g.customers.Clear()
+			g.custSize.Store(0)
+		}
+		g.customers.Store(cacheKey(s, ext), cid)
+	}
 }
 
 // nullTexts scans a text[] whose elements may be NULL.

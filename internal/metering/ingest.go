@@ -20,23 +20,46 @@ import (
 // Ingester stores meter events. It keeps the meters it has looked up:
 // meters are immutable and never deleted, so a hit saves a round trip per
 // batch. Only hits are kept, so a meter created later is found by the next
-// query. Build one per pool with NewIngester.
+// query. It keeps the customers of the external ids its batches resolved,
+// likewise: a customer's id and external id never change and customers
+// are never deleted, so a batch whose external ids are all known skips
+// their lookup (on a 500-event batch over 1,000 customers, ~400 index
+// probes and as many customer ids minted for nothing). Build one per pool
+// with NewIngester.
 type Ingester struct {
 	meters     sync.Map // cacheKey → Meter
 	cachedSize atomic.Int64
+	customers  sync.Map // cacheKey of the external id → customer id
+	custSize   atomic.Int64
 }
 
-// maxCachedMeters bounds the meter cache; past it the cache starts over.
-const maxCachedMeters = 100_000
+// maxCachedMeters bounds the meter cache, and maxCachedCustomers the
+// customer cache; past its bound a cache starts over.
+const (
+	maxCachedMeters    = 100_000
+	maxCachedCustomers = 200_000
+)
 
-// NewIngester returns an Ingester with an empty meter cache.
+// NewIngester returns an Ingester with empty caches.
 func NewIngester() *Ingester { return &Ingester{} }
 
 // Ingest is IngestTx in a transaction of its own, run again from scratch
 // when PostgreSQL breaks a deadlock or a serialization conflict (keys
-// already stored then deduplicate as usual).
+// already stored then deduplicate as usual). The customers the batch
+// resolved by external id are remembered once it has committed, never
+// before: a customer upserted by a transaction that rolls back does not
+// exist.
 func (g *Ingester) Ingest(ctx context.Context, db *store.DB, s tenant.Scope, ins []EventInput, now time.Time) ([]Result, error) {
-	return store.InTx(ctx, db, func(tx *store.Tx) ([]Result, error) { return g.IngestTx(ctx, tx, s, ins, now) })
+	var learned map[string]string
+	res, err := store.InTx(ctx, db, func(tx *store.Tx) ([]Result, error) {
+		res, l, err := g.ingestTx(ctx, tx, s, ins, now)
+		learned = l
+		return res, err
+	})
+	if err == nil {
+		g.rememberCustomers(s, learned)
+	}
+	return res, err
 }
 
 // IngestTx stores a request's events (1 to MaxBatch), received at now, in
@@ -53,6 +76,13 @@ func (g *Ingester) Ingest(ctx context.Context, db *store.DB, s tenant.Scope, ins
 // one statement whatever their number. The error is non-nil only when the
 // database fails; the Results are then meaningless.
 func (g *Ingester) IngestTx(ctx context.Context, tx *store.Tx, s tenant.Scope, ins []EventInput, now time.Time) ([]Result, error) {
+	res, _, err := g.ingestTx(ctx, tx, s, ins, now)
+	return res, err
+}
+
+// ingestTx is IngestTx, also returning the customers it resolved by
+// external id (external id → customer id), to remember once tx commits.
+func (g *Ingester) ingestTx(ctx context.Context, tx *store.Tx, s tenant.Scope, ins []EventInput, now time.Time) ([]Result, map[string]string, error) {
 	res := make([]Result, len(ins))
 	// A replay that leaves the timestamp to the server is not compared on
 	// it: the original's "now" has passed.
@@ -63,7 +93,7 @@ func (g *Ingester) IngestTx(ctx context.Context, tx *store.Tx, s tenant.Scope, i
 	}
 	meters, err := g.metersFor(ctx, tx, s, ins, res)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	// Resolve meters and quantities, and drop repeats of a key within the
 	// request: the first occurrence is written, the others copy its result.
@@ -86,8 +116,9 @@ func (g *Ingester) IngestTx(ctx context.Context, tx *store.Tx, s tenant.Scope, i
 		res[i].Event = Event{Mode: s.Mode, MeterID: m.ID, MeterKey: m.Key, Value: v, Timestamp: *in.Timestamp,
 			Properties: in.Properties, IdempotencyKey: in.IdempotencyKey}
 	}
-	if err := resolveCustomers(ctx, tx, s, ins, res, now); err != nil {
-		return nil, err
+	learned, err := resolveCustomers(ctx, tx, s, ins, res, now, func(ext string) (string, bool) { return g.customer(s, ext) })
+	if err != nil {
+		return nil, nil, err
 	}
 	for i, in := range ins {
 		if res[i].Err != nil || in.IdempotencyKey == nil {
@@ -100,9 +131,9 @@ func (g *Ingester) IngestTx(ctx context.Context, tx *store.Tx, s tenant.Scope, i
 		firstByKey[*in.IdempotencyKey] = i
 	}
 	if err := write(ctx, tx, s, res, dupOf, stamped, now); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return res, nil
+	return res, learned, nil
 }
 
 // metersFor looks up, in one query, the meters the valid inputs name.
