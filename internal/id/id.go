@@ -24,13 +24,46 @@ const alphabet = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz
 // millisecond, or by machines whose clocks differ, compare at random.
 func New(prefix string) string { return at(prefix, time.Now()) }
 
-func at(prefix string, t time.Time) string {
+// NewN returns n ids of New's form made together: one clock reading and
+// one read of random bytes for all of them, and one allocation, where New
+// spends about 2 µs an id (a 500-event batch mints 500).
+func NewN(prefix string, n int) []string {
+	if n <= 0 {
+		return nil
+	}
+	stamp := stampOf(time.Now())
+	rnd := Random(16 * n)
+	size := len(prefix) + 1 + 24
+	buf := make([]byte, 0, size*n)
+	for i := range n {
+		buf = append(buf, prefix...)
+		buf = append(buf, '_')
+		buf = append(buf, stamp[:]...)
+		buf = append(buf, rnd[16*i:16*(i+1)]...)
+	}
+	all := string(buf)
+	out := make([]string, n)
+	for i := range out {
+		out[i] = all[size*i : size*(i+1)]
+	}
+	return out
+}
+
+// stampOf is the 8 base62 characters of t's milliseconds.
+func stampOf(t time.Time) [8]byte {
 	ms := uint64(max(t.UnixMilli(), 0))
-	var b [24]byte
+	var b [8]byte
 	for i := 7; i >= 0; i-- {
 		b[i] = alphabet[ms%62]
 		ms /= 62
 	}
+	return b
+}
+
+func at(prefix string, t time.Time) string {
+	var b [24]byte
+	stamp := stampOf(t)
+	copy(b[:8], stamp[:])
 	copy(b[8:], Random(16))
 	return prefix + "_" + string(b[:])
 }

@@ -56,3 +56,28 @@ func TestTimeReadsNew(t *testing.T) {
 		}
 	}
 }
+
+// NewN makes ids of New's form, all different, whose time part reads as
+// the time they were made.
+func TestNewN(t *testing.T) {
+	t.Parallel()
+	before := time.Now().Truncate(time.Millisecond)
+	ids := NewN("inv", 1000)
+	after := time.Now()
+	if len(ids) != 1000 || NewN("inv", 0) != nil {
+		t.Fatalf("NewN made %d ids, want 1000 (and none for 0)", len(ids))
+	}
+	seen := map[string]bool{}
+	for _, v := range ids {
+		if !shape.MatchString(v) {
+			t.Fatalf("%q is not inv_ and 24 base62 characters", v)
+		}
+		if seen[v] {
+			t.Fatalf("%q made twice", v)
+		}
+		seen[v] = true
+		if at, ok := Time(v); !ok || at.Before(before) || at.After(after) {
+			t.Fatalf("%q reads as made at %s (%v), not between %s and %s", v, at, ok, before, after)
+		}
+	}
+}

@@ -94,10 +94,7 @@ func resolveCustomers(ctx context.Context, q store.Querier, s tenant.Scope, ins 
 	learned := map[string]string{}
 	ids, exts := sortedKeys(idSet), sortedKeys(extSet)
 	for attempt := 0; attempt < 3 && (len(ids) > 0 || len(exts) > 0); attempt++ {
-		newIDs := make([]string, len(exts))
-		for i := range exts {
-			newIDs[i] = id.New("cus")
-		}
+		newIDs := id.NewN("cus", len(exts))
 		// The customers come back as two arrays in one row. As ~400 rows a
 		// 500-event batch, reading them through database/sql cost the daemon
 		// more CPU than the statement cost PostgreSQL (0.7 ms against 0.5).

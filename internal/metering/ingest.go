@@ -256,19 +256,26 @@ func write(ctx context.Context, q store.Querier, s tenant.Scope, res []Result, d
 	stamps := make([]string, 0, n)
 	props := make([]*string, 0, n)
 	keys := make([]*string, 0, n)
-	byID := map[string]int{}
+	byID := make(map[string]int, n)
+	// Events of a batch often share their timestamp: it is formatted once.
+	var prevStamp time.Time
+	var prevText string
+	fresh := id.NewN("me", n-len(dupOf))
 	for i := range res {
 		if _, dup := dupOf[i]; dup || res[i].Err != nil {
 			continue
 		}
 		e := &res[i].Event
-		e.ID = id.New("me")
+		e.ID, fresh = fresh[0], fresh[1:]
 		byID[e.ID] = i
 		ids = append(ids, e.ID)
 		meterIDs = append(meterIDs, e.MeterID)
 		custs = append(custs, e.CustomerID)
 		values = append(values, e.Value)
-		stamps = append(stamps, e.Timestamp.UTC().Format(time.RFC3339Nano))
+		if len(stamps) == 0 || !e.Timestamp.Equal(prevStamp) {
+			prevStamp, prevText = e.Timestamp, e.Timestamp.UTC().Format(time.RFC3339Nano)
+		}
+		stamps = append(stamps, prevText)
 		props = append(props, jsonText(e.Properties))
 		keys = append(keys, e.IdempotencyKey)
 	}
