@@ -2,6 +2,7 @@ package metering
 
 import (
 	"strconv"
+	"time"
 
 	"github.com/tollgatehq/tollgate/internal/fields"
 	"github.com/tollgatehq/tollgate/internal/tenant"
@@ -31,11 +32,29 @@ func DecodeEvent(o *fields.Object) (EventInput, error) {
 }
 
 // Wire returns the event's public form.
-func (e Event) Wire() wire.MeterEvent {
+func (e Event) Wire() wire.MeterEvent { return e.wire(&stampMemo{}, &stampMemo{}) }
+
+// wire is Wire, formatting the timestamps through memos: the events of a
+// batch mostly share their created_at and often their timestamp.
+func (e Event) wire(ts, created *stampMemo) wire.MeterEvent {
 	return wire.MeterEvent{
 		Object: "meter_event", ID: e.ID, Meter: e.MeterKey, CustomerID: e.CustomerID, Value: strconv.FormatInt(e.Value, 10),
-		EventTimestamp: wire.Timestamp(e.Timestamp), IdempotencyKey: e.IdempotencyKey, Properties: e.Properties,
-		CreatedAt: wire.Timestamp(e.CreatedAt), Livemode: e.Mode == tenant.Live, Deduplicated: e.Deduplicated,
+		EventTimestamp: ts.format(e.Timestamp), IdempotencyKey: e.IdempotencyKey, Properties: e.Properties,
+		CreatedAt: created.format(e.CreatedAt), Livemode: e.Mode == tenant.Live, Deduplicated: e.Deduplicated,
 		CancelledAt: wire.OptTimestamp(e.CancelledAt),
 	}
+}
+
+// stampMemo formats a time as wire.Timestamp does, remembering the last
+// one.
+type stampMemo struct {
+	t time.Time
+	s string
+}
+
+func (m *stampMemo) format(t time.Time) string {
+	if m.s == "" || !t.Equal(m.t) {
+		m.t, m.s = t, wire.Timestamp(t)
+	}
+	return m.s
 }

@@ -73,7 +73,7 @@ func (in *EventInput) Validate(now time.Time) error {
 	if in.EventName == "" {
 		return apperr.Field("event_name", "is required")
 	}
-	if len(in.EventName) > MaxKeyLen || !KeyPattern.MatchString(in.EventName) {
+	if len(in.EventName) > MaxKeyLen || !isKey(in.EventName) {
 		// No meter can have such a key.
 		return apperr.New(apperr.UnknownMeter, "event_name: no meter with key %q", in.EventName)
 	}

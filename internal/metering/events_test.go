@@ -127,3 +127,12 @@ func TestDecodeRefusesHostileProperties(t *testing.T) {
 		}
 	}
 }
+
+// isKey agrees with KeyPattern.
+func TestIsKeyMatchesKeyPattern(t *testing.T) {
+	for _, s := range []string{"", "a", "tokens.v2", "A-Z_0.9", "a b", "a\n", "\na", "é", "a/b", "a$", "^a", "a\x00", ".", "--", "k\u2028"} {
+		if got, want := isKey(s), KeyPattern.MatchString(s); got != want {
+			t.Errorf("isKey(%q) = %v, KeyPattern says %v", s, got, want)
+		}
+	}
+}

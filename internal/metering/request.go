@@ -154,10 +154,11 @@ func (o Outcome) Event() (Event, error) {
 // event or its error, with the counts of each.
 func (o Outcome) Wire() wire.MeterEventBatch {
 	out := wire.MeterEventBatch{Object: "list", Data: make([]any, len(o.Results))}
+	var ts, created stampMemo
 	for i, res := range o.Results {
 		if res.Err == nil {
 			out.Accepted++
-			out.Data[i] = res.Event.Wire()
+			out.Data[i] = res.Event.wire(&ts, &created)
 			continue
 		}
 		out.Rejected++
