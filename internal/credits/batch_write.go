@@ -238,5 +238,5 @@ var writeSQL = writeLedgerSQL + `, ` + writeEventsSQL + `
 var writeEventsSQL = `ev AS (
 			INSERT INTO events (merchant_id, mode, id, type, data, occurred_at)
 			SELECT * FROM unnest($41::text[], $42::text[], $43::text[], $44::text[], $45::jsonb[], $46::timestamptz[])
-			RETURNING mode, id, type
+			RETURNING mode, id, type, created_at
 		), ` + events.DeliveriesOf("$40")

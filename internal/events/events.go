@@ -81,7 +81,7 @@ const DeliveryChannel = "tollgate_webhook_deliveries"
 
 // deliveriesCTE is the outbox rule as a WITH item named d: one pending
 // delivery per enabled, subscribed endpoint for each row of a preceding WITH
-// item ev (merchant_id, mode, id, type). Emit, EmitMany and the statements
+// item ev (merchant_id, mode, id, type, created_at). Emit, EmitMany and the statements
 // of other packages that write their events with their change (InsertCTE)
 // share it.
 var deliveriesCTE = DeliveriesOf("ev.merchant_id")
@@ -89,11 +89,12 @@ var deliveriesCTE = DeliveriesOf("ev.merchant_id")
 // DeliveriesOf is the outbox rule (deliveriesCTE) with the endpoints found
 // by merchant, an SQL expression: a statement writing one merchant's events
 // passes that merchant's parameter, so every table it reads is read by one
-// merchant; ev then needs only mode, id and type.
+// merchant; ev then needs only mode, id, type and created_at (its
+// partition's key, which lets a claim probe one partition for the event).
 func DeliveriesOf(merchant string) string {
 	return `d AS (
-		INSERT INTO webhook_deliveries (merchant_id, mode, id, event_id, endpoint_id)
-		SELECT w.merchant_id, w.mode, 'dlv_' || replace(gen_random_uuid()::text, '-', ''), ev.id, w.id
+		INSERT INTO webhook_deliveries (merchant_id, mode, id, event_id, endpoint_id, event_created_at)
+		SELECT w.merchant_id, w.mode, 'dlv_' || replace(gen_random_uuid()::text, '-', ''), ev.id, w.id, ev.created_at
 		FROM ev CROSS JOIN LATERAL (SELECT w.merchant_id, w.mode, w.id FROM webhook_endpoints w
 			WHERE w.merchant_id = ` + merchant + ` AND w.mode = ev.mode AND w.enabled AND w.removed_at IS NULL
 				AND (cardinality(w.event_types) = 0 OR ev.type = ANY (w.event_types)) OFFSET 0) w
@@ -110,7 +111,7 @@ func DeliveriesOf(merchant string) string {
 func InsertCTE(query string) string {
 	return `ev AS (
 		INSERT INTO events (merchant_id, mode, id, type, data, occurred_at)
-		SELECT q.merchant_id, q.mode, q.id, q.type, q.data, q.at FROM (` + query + `) q RETURNING merchant_id, mode, id, type
+		SELECT q.merchant_id, q.mode, q.id, q.type, q.data, q.at FROM (` + query + `) q RETURNING merchant_id, mode, id, type, created_at
 	), ` + deliveriesCTE
 }
 
@@ -208,7 +209,7 @@ func EmitMany(ctx context.Context, tx *store.Tx, evs []Pending) error {
 var emitManySQL = `WITH ev AS (
 			INSERT INTO events (merchant_id, mode, id, type, data, occurred_at)
 			SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::jsonb[], $6::timestamptz[])
-			RETURNING merchant_id, mode, id, type
+			RETURNING merchant_id, mode, id, type, created_at
 		), ` + deliveriesCTE + `
 		SELECT count(*) FROM d`
 

@@ -83,9 +83,12 @@ func TestMigrationConvertsDataInPlace(t *testing.T) {
 	}
 	// Today's code on the schema of then, writing as the code of then did:
 	// day buckets in every batch (every day counts as rolled up). Migration
-	// 076 makes the real table.
+	// 076 makes the real table. Deliveries did not record their event's
+	// time (077 adds it): the column is dropped again before migrating, so
+	// the delivery left pending is claimed as one made then.
 	for _, q := range []string{`CREATE TABLE usage_rollups (merchant_id text, mode text, through timestamptz, PRIMARY KEY (merchant_id, mode))`,
-		`INSERT INTO usage_rollups VALUES ('mch_conv', 'test', 'infinity')`} {
+		`INSERT INTO usage_rollups VALUES ('mch_conv', 'test', 'infinity')`,
+		`ALTER TABLE webhook_deliveries ADD COLUMN event_created_at timestamptz`} {
 		if _, err := db.ExecContext(ctx, q); err != nil {
 			t.Fatal(err)
 		}
@@ -133,7 +136,7 @@ func TestMigrationConvertsDataInPlace(t *testing.T) {
 		t.Fatal(err)
 	}
 	feedBefore := feed(t, db, s)
-	if _, err := db.ExecContext(ctx, `DROP TABLE usage_rollups`); err != nil {
+	if _, err := db.ExecContext(ctx, `DROP TABLE usage_rollups; ALTER TABLE webhook_deliveries DROP COLUMN event_created_at`); err != nil {
 		t.Fatal(err)
 	}
 	db.Close()

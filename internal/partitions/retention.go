@@ -56,15 +56,20 @@ func holds(ctx context.Context, q store.Querier, t Table, p Partition) (string, 
 }
 
 // clear deletes what refers to the rows of partition p of t before it is
-// dropped: an events month's deliveries, with their attempts (by cascade).
-// It runs before, not with, the drop: the drop's lock on the table stops
-// every write to it, and must be held for an instant only.
+// dropped: an events month's deliveries, with their attempts (no foreign
+// key cascades to them: this statement deletes them). It runs before, not
+// with, the drop: the drop's lock on the table stops every write to it, and
+// must be held for an instant only.
 func clear(ctx context.Context, q store.Querier, t Table, p Partition) error {
 	if t.Name != "events" {
 		return nil
 	}
-	_, err := q.ExecContext(ctx, `DELETE FROM webhook_deliveries d USING `+quote(p.Name)+` e
-		WHERE d.merchant_id = e.merchant_id AND d.event_id = e.id AND d.status <> 'pending'`)
+	_, err := q.ExecContext(ctx, `WITH d AS (
+			DELETE FROM webhook_deliveries d USING `+quote(p.Name)+` e
+			WHERE d.merchant_id = e.merchant_id AND d.event_id = e.id AND d.status <> 'pending'
+			RETURNING d.merchant_id, d.id
+		)
+		DELETE FROM webhook_attempts a USING d WHERE a.merchant_id = d.merchant_id AND a.delivery_id = d.id`)
 	return store.Translate(err)
 }
 

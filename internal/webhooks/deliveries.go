@@ -88,6 +88,13 @@ func ListDeliveries(ctx context.Context, q store.Querier, f Filter) ([]Delivery,
 	if f.Limit <= 0 {
 		f.Limit = 50
 	}
+	if f.EventID != "" && f.MerchantID == "" {
+		m, err := eventMerchant(ctx, q, f.EventID)
+		if err != nil || m == "" {
+			return []Delivery{}, err
+		}
+		f.MerchantID = m
+	}
 	before, seq := time.Time{}, int64(0)
 	if f.Before != nil {
 		before, seq = f.Before.At, f.Before.Seq
@@ -100,6 +107,18 @@ func ListDeliveries(ctx context.Context, q store.Querier, f Filter) ([]Delivery,
 		ORDER BY d.created_at DESC, d.seq DESC LIMIT $9`,
 		f.MerchantID, f.EventID, f.EndpointID, f.Status, string(f.Mode), f.Before != nil, before, seq, f.Limit)
 	return ds, store.Translate(err)
+}
+
+// eventMerchant returns the merchant of an event known by its id alone
+// ("" when there is none), so that its deliveries are found by their
+// merchant-led key: no index holds deliveries by event alone.
+func eventMerchant(ctx context.Context, q store.Querier, eventID string) (string, error) {
+	var ms []string
+	err := q.SelectContext(ctx, &ms, `SELECT merchant_id FROM events WHERE id = $1 LIMIT 1`, eventID)
+	if err != nil || len(ms) == 0 {
+		return "", store.Translate(err)
+	}
+	return ms[0], nil
 }
 
 // qualified prefixes each of a column list's names with alias.
@@ -156,11 +175,19 @@ func Retry(ctx context.Context, q store.Querier, in RetryInput) ([]string, error
 	if in.FailedSince < 0 {
 		return nil, apperr.Field("failed_since", "must be positive")
 	}
+	merchant := ""
+	if in.EventID != "" {
+		m, err := eventMerchant(ctx, q, in.EventID)
+		if err != nil {
+			return nil, err
+		}
+		merchant = m
+	}
 	ids := pq.StringArray{}
 	err := q.GetContext(ctx, &ids, `WITH r AS (
 			UPDATE webhook_deliveries d SET status = 'pending', cycle_start = attempts, next_attempt_at = now(), updated_at = now()
 			WHERE (CASE WHEN $1 <> '' THEN d.id = $1
-				WHEN $2 <> '' THEN d.event_id = $2
+				WHEN $2 <> '' THEN d.merchant_id = $5 AND d.event_id = $2
 				ELSE d.status = 'failed' AND d.last_attempt_at >= now() - $3 * interval '1 microsecond' END)
 			AND EXISTS (SELECT 1 FROM webhook_endpoints w WHERE w.merchant_id = d.merchant_id AND w.id = d.endpoint_id AND w.removed_at IS NULL)
 			RETURNING d.id
@@ -168,7 +195,7 @@ func Retry(ctx context.Context, q store.Querier, in RetryInput) ([]string, error
 			SELECT pg_notify($4, '') FROM (SELECT 1 FROM r LIMIT 1) AS any_retry
 		)
 		SELECT coalesce(array_agg(id ORDER BY id), '{}') FROM r, (SELECT count(*) FROM n) AS notified`,
-		in.DeliveryID, in.EventID, in.FailedSince.Microseconds(), events.DeliveryChannel)
+		in.DeliveryID, in.EventID, in.FailedSince.Microseconds(), events.DeliveryChannel, merchant)
 	if err != nil {
 		return nil, store.Translate(err)
 	}

@@ -132,7 +132,11 @@ const dueSQL = `SELECT merchant_id, id, endpoint_id FROM webhook_due_deliveries(
 // the EXISTS from becoming a join that walks the merchant's endpoints):
 // joined flat, plans made before the tables had statistics
 // walked every due delivery once per chosen one, and every event of the
-// merchant once per delivery (10 ms a claim in the shared harness). A row
+// merchant once per delivery (10 ms a claim in the shared harness). The
+// event is probed in the one partition its created_at names (pruned as the
+// statement runs), and in every partition only when that finds nothing
+// (deliveries made before they recorded it). The attempts already recorded
+// are looked up only for a retry: a first attempt has none. A row
 // another claimer holds is skipped (SKIP LOCKED), not waited for; one it
 // has leased meanwhile is no longer due and is skipped too.
 const claimSQL = `
@@ -145,7 +149,7 @@ WITH leased AS (
 		AND d.status = 'pending' AND d.next_attempt_at <= now() AND (d.leased_until IS NULL OR d.leased_until <= now())
 		AND EXISTS (SELECT 1 FROM webhook_endpoints w WHERE w.id = d.endpoint_id AND w.merchant_id = d.merchant_id AND w.enabled OFFSET 0)
 	RETURNING d.merchant_id, d.mode, d.id, d.event_id, d.endpoint_id, d.status, d.attempts, d.cycle_start,
-		d.next_attempt_at, d.last_attempt_at, d.last_status, d.last_error, d.created_at, d.updated_at
+		d.next_attempt_at, d.last_attempt_at, d.last_status, d.last_error, d.created_at, d.updated_at, d.event_created_at
 ), interrupted AS (
 	-- The row as it was before this statement (a WITH's changes are not
 	-- visible to its siblings): a lease still set means the attempt it
@@ -159,28 +163,32 @@ WITH leased AS (
 	WHERE o.leased_until IS NOT NULL AND l.attempts > 1
 	ON CONFLICT DO NOTHING
 )
-SELECT l.*, coalesce((SELECT max(a.attempt) FROM webhook_attempts a WHERE a.merchant_id = $1 AND a.delivery_id = l.id), 0) AS recorded,
+SELECT l.*, CASE WHEN l.attempts > 1 THEN coalesce((SELECT max(a.attempt) FROM webhook_attempts a
+		WHERE a.merchant_id = $1 AND a.delivery_id = l.id), 0) ELSE 0 END AS recorded,
 	w.url, w.secret, w.previous_secret, coalesce(w.previous_secret_expires_at > now(), false) AS previous_ok,
 	ev.type AS ev_type, ev.data AS ev_data, ev.created_at AS ev_created_at, ev.occurred_at AS ev_occurred_at, ev.seq AS ev_seq
 FROM leased l
 CROSS JOIN LATERAL (SELECT w.url, w.secret, w.previous_secret, w.previous_secret_expires_at FROM webhook_endpoints w
 	WHERE w.merchant_id = $1 AND w.id = l.endpoint_id OFFSET 0) w
-CROSS JOIN LATERAL (SELECT e.type, e.data, e.created_at, e.occurred_at, e.seq FROM events e
-	WHERE e.merchant_id = $1 AND e.id = l.event_id OFFSET 0) ev
+CROSS JOIN LATERAL ((SELECT e.type, e.data, e.created_at, e.occurred_at, e.seq FROM events e
+		WHERE e.merchant_id = $1 AND e.id = l.event_id AND e.created_at = l.event_created_at)
+	UNION ALL (SELECT e.type, e.data, e.created_at, e.occurred_at, e.seq FROM events e
+		WHERE e.merchant_id = $1 AND e.id = l.event_id) LIMIT 1) ev
 ORDER BY l.next_attempt_at`
 
 type claimRow struct {
 	Delivery
-	Recorded     int             `db:"recorded"`
-	URL          string          `db:"url"`
-	Secret       string          `db:"secret"`
-	Previous     *string         `db:"previous_secret"`
-	PreviousOK   bool            `db:"previous_ok"`
-	EvType       string          `db:"ev_type"`
-	EvData       json.RawMessage `db:"ev_data"`
-	EvCreatedAt  time.Time       `db:"ev_created_at"`
-	EvOccurredAt time.Time       `db:"ev_occurred_at"`
-	EvSeq        int64           `db:"ev_seq"`
+	EventCreatedAt *time.Time      `db:"event_created_at"`
+	Recorded       int             `db:"recorded"`
+	URL            string          `db:"url"`
+	Secret         string          `db:"secret"`
+	Previous       *string         `db:"previous_secret"`
+	PreviousOK     bool            `db:"previous_ok"`
+	EvType         string          `db:"ev_type"`
+	EvData         json.RawMessage `db:"ev_data"`
+	EvCreatedAt    time.Time       `db:"ev_created_at"`
+	EvOccurredAt   time.Time       `db:"ev_occurred_at"`
+	EvSeq          int64           `db:"ev_seq"`
 }
 
 func (row claimRow) job() Job {
