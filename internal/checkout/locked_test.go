@@ -124,7 +124,7 @@ func rowsOf(t *testing.T, db *store.DB, s tenant.Scope, invoiceID string) string
 			'payments', (SELECT jsonb_agg(to_jsonb(p) - 'seq') FROM payments p WHERE p.merchant_id = $1 AND p.invoice_id = $2),
 			'settlements', (SELECT jsonb_agg(to_jsonb(r) - 'created_at') FROM rail_settlements r WHERE r.merchant_id = $1 AND r.nonce = $2),
 			'events', (SELECT jsonb_agg(to_jsonb(e) - '{seq,created_at}'::text[]) FROM events e WHERE e.merchant_id = $1 AND e.data->>'id' = $2),
-			'deliveries', (SELECT jsonb_agg(to_jsonb(d) - '{seq,created_at,updated_at,next_attempt_at}'::text[]) FROM webhook_deliveries d
+			'deliveries', (SELECT jsonb_agg(to_jsonb(d) - '{seq,created_at,updated_at,next_attempt_at,event_created_at}'::text[]) FROM webhook_deliveries d
 				JOIN events e ON e.merchant_id = d.merchant_id AND e.id = d.event_id WHERE d.merchant_id = $1 AND e.data->>'id' = $2)
 		)::text`, s.MerchantID, invoiceID)
 	if err != nil {
