@@ -239,9 +239,9 @@ SELECT coalesce(array_agg(id), '{}') AS ids, min(created_at) AS created_at FROM 
 // listed in dupOf) and fills in their ids. Events whose key was already
 // stored, and the repeats, become their originals (see replays).
 func write(ctx context.Context, q store.Querier, s tenant.Scope, res []Result, dupOf map[int]int, stamped []bool, now time.Time) error {
-	n := 0
+	n := 0 // the events this statement writes: valid, and not a repeat
 	for i := range res {
-		if res[i].Err == nil {
+		if _, dup := dupOf[i]; !dup && res[i].Err == nil {
 			n++
 		}
 	}
@@ -259,7 +259,7 @@ func write(ctx context.Context, q store.Querier, s tenant.Scope, res []Result, d
 	// Events of a batch often share their timestamp: it is formatted once.
 	var prevStamp time.Time
 	var prevText string
-	fresh := id.NewN("me", n-len(dupOf))
+	fresh := id.NewN("me", n)
 	for i := range res {
 		if _, dup := dupOf[i]; dup || res[i].Err != nil {
 			continue
