@@ -80,7 +80,7 @@ func (s *Server) dashResend(w http.ResponseWriter, r *http.Request) {
 	}
 	eventID := r.PathValue("id")
 	err := audit.ChangeRow(r.Context(), s.db, d.actor(), d.scope(), "events", eventID, audit.DeliveryRetry, func(tx *store.Tx) error {
-		_, err := webhooks.Retry(r.Context(), tx, webhooks.RetryInput{EventID: eventID})
+		_, err := webhooks.Retry(r.Context(), tx, webhooks.RetryInput{EventID: eventID, MerchantID: d.MerchantID})
 		return err
 	})
 	if err != nil {

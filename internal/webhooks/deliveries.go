@@ -9,6 +9,7 @@ import (
 
 	"github.com/tollgatehq/tollgate/internal/apperr"
 	"github.com/tollgatehq/tollgate/internal/events"
+	"github.com/tollgatehq/tollgate/internal/id"
 	"github.com/tollgatehq/tollgate/internal/page"
 	"github.com/tollgatehq/tollgate/internal/store"
 	"github.com/tollgatehq/tollgate/internal/tenant"
@@ -111,14 +112,30 @@ func ListDeliveries(ctx context.Context, q store.Querier, f Filter) ([]Delivery,
 
 // eventMerchant returns the merchant of an event known by its id alone
 // ("" when there is none), so that its deliveries are found by their
-// merchant-led key: no index holds deliveries by event alone.
+// merchant-led key: no index holds deliveries by event alone. The id names
+// when it was minted, within the transaction that wrote the event, so the
+// search first looks at the partitions of the day either side of it; only
+// an event not found there (a clock far off, or no such event) costs a
+// search of every partition. Callers that know the merchant pass it and
+// never come here.
 func eventMerchant(ctx context.Context, q store.Querier, eventID string) (string, error) {
 	var ms []string
-	err := q.SelectContext(ctx, &ms, `SELECT merchant_id FROM events WHERE id = $1 LIMIT 1`, eventID)
-	if err != nil || len(ms) == 0 {
-		return "", store.Translate(err)
+	if at, ok := id.Time(eventID); ok {
+		err := q.SelectContext(ctx, &ms, `SELECT merchant_id FROM events WHERE id = $1 AND created_at >= $2 AND created_at < $3 LIMIT 1`,
+			eventID, at.Add(-24*time.Hour), at.Add(24*time.Hour))
+		if err != nil || len(ms) > 0 {
+			return first(ms), store.Translate(err)
+		}
 	}
-	return ms[0], nil
+	err := q.SelectContext(ctx, &ms, `SELECT merchant_id FROM events WHERE id = $1 LIMIT 1`, eventID)
+	return first(ms), store.Translate(err)
+}
+
+func first(ms []string) string {
+	if len(ms) == 0 {
+		return ""
+	}
+	return ms[0]
 }
 
 // qualified prefixes each of a column list's names with alias.
@@ -150,10 +167,12 @@ func GetDelivery(ctx context.Context, q store.Querier, deliveryID string) (Deliv
 	return d, as, store.Translate(err)
 }
 
-// RetryInput selects deliveries to send again: exactly one of its fields.
+// RetryInput selects deliveries to send again: exactly one of DeliveryID,
+// EventID and FailedSince.
 type RetryInput struct {
 	DeliveryID  string
 	EventID     string        // every delivery of the event
+	MerchantID  string        // with EventID: the event's merchant, when the caller knows it
 	FailedSince time.Duration // failed deliveries last attempted this recently
 }
 
@@ -175,8 +194,8 @@ func Retry(ctx context.Context, q store.Querier, in RetryInput) ([]string, error
 	if in.FailedSince < 0 {
 		return nil, apperr.Field("failed_since", "must be positive")
 	}
-	merchant := ""
-	if in.EventID != "" {
+	merchant := in.MerchantID
+	if in.EventID != "" && merchant == "" {
 		m, err := eventMerchant(ctx, q, in.EventID)
 		if err != nil {
 			return nil, err
