@@ -42,7 +42,7 @@ func TestIngestPlansProbeByKey(t *testing.T) {
 	}
 	defer conn.Close()
 	tenantOnly := regexp.MustCompile(`Index Cond: \(\(?merchant_id = [^)]*\)?( AND \(mode = [^)]*\))?\)$`)
-	for name, sql := range map[string]string{"customers": resolveCustomersSQL, "write": writeSQL} {
+	for name, sql := range map[string]string{"customers": resolveCustomersSQL, "write": writeSQL, "write_new_keys": writeNewKeysSQL} {
 		plan := testdb.GenericPlan(t, conn, name, sql)
 		text := strings.Join(plan, "\n")
 		for i, line := range plan {
