@@ -167,10 +167,14 @@ func (w *writes) write(ctx context.Context, tx *store.Tx, merchantID string) err
 	str, i64, nstr := func(v []string) any { return pq.StringArray(v) }, func(v []int64) any { return pq.Int64Array(v) },
 		func(v []*string) any { return store.NullTexts(v) }
 	var n struct {
-		Operations int `db:"operations"`
-		Deliveries int `db:"deliveries"`
+		Operations int    `db:"operations"`
+		Deliveries int    `db:"deliveries"`
+		Leased     []byte `db:"leased"`
 	}
-	err := tx.GetContext(ctx, &n, writeSQL,
+	// The first attempts of the deliveries go straight to this process's
+	// deliverer, as far as it has room (events.Lease).
+	lease := events.NewLease(tx, merchantID, len(w.evID))
+	err := tx.GetContext(ctx, &n, writeSQL, append([]any{
 		str(w.opM), str(w.opMode), str(w.opID), str(w.opAcct), str(w.opCus), str(w.opKind), i64(w.opAmount), i64(w.opCovered), i64(w.opBalance),
 		nstr(w.opEntry), str(w.opReason), pq.BoolArray(w.opNeg), nstr(w.opExpires), nstr(w.opKey), str(w.opAt),
 		str(w.enM), str(w.enMode), str(w.enID), str(w.enAcct), nstr(w.enOp), str(w.enKind), i64(w.enAmount), nstr(w.enGrant),
@@ -179,7 +183,7 @@ func (w *writes) write(ctx context.Context, tx *store.Tx, merchantID string) err
 		str(w.ubM), str(w.ubGrant), i64(w.ubRemaining),
 		str(w.acM), str(w.acMode), str(w.acCus), i64(w.acBalance), i64(w.acGranted), i64(w.acConsumed), i64(w.acDebt),
 		merchantID,
-		str(w.evM), str(w.evMode), str(w.evID), str(w.evType), str(w.evData), str(w.evAt))
+		str(w.evM), str(w.evMode), str(w.evID), str(w.evType), str(w.evData), str(w.evAt)}, lease.Args()...)...)
 	if store.UniqueViolation(err, "credit_operations_key") {
 		return errConcurrent
 	}
@@ -188,6 +192,9 @@ func (w *writes) write(ctx context.Context, tx *store.Tx, merchantID string) err
 	}
 	if n.Operations != len(w.opID) {
 		return errConcurrent
+	}
+	if err := lease.Took(n.Leased); err != nil {
+		return err
 	}
 	if n.Deliveries > 0 {
 		tx.Notify(events.DeliveryChannel)
@@ -231,12 +238,12 @@ const writeLedgerSQL = `WITH op AS (
 // writeSQL is the batch's one write (see writes.write): the ledger, then
 // the events and their deliveries.
 var writeSQL = writeLedgerSQL + `, ` + writeEventsSQL + `
-		SELECT (SELECT count(*) FROM op) AS operations, (SELECT count(*) FROM d) AS deliveries`
+		SELECT (SELECT count(*) FROM op) AS operations, (SELECT count(*) FROM d) AS deliveries, ` + events.LeasedRows + ` AS leased`
 
 // writeEventsSQL is the events' part of writeSQL, their deliveries'
 // endpoints found by the batch's merchant ($40).
 var writeEventsSQL = `ev AS (
 			INSERT INTO events (merchant_id, mode, id, type, data, occurred_at)
 			SELECT * FROM unnest($41::text[], $42::text[], $43::text[], $44::text[], $45::jsonb[], $46::timestamptz[])
-			RETURNING mode, id, type, created_at
-		), ` + events.DeliveriesOf("$40")
+			RETURNING mode, id, type, created_at, seq, data, occurred_at
+		), ` + events.DeliveriesLeased("$40", "$47", "$48", "$49")
