@@ -193,10 +193,12 @@ func (w *writes) write(ctx context.Context, tx *store.Tx, merchantID string) err
 	if n.Operations != len(w.opID) {
 		return errConcurrent
 	}
-	if err := lease.Took(n.Leased); err != nil {
+	leased, err := lease.Took(n.Leased)
+	if err != nil {
 		return err
 	}
-	if n.Deliveries > 0 {
+	// Deliveries handed off need no claim, here or in another replica.
+	if n.Deliveries > leased {
 		tx.Notify(events.DeliveryChannel)
 	}
 	return nil

@@ -119,15 +119,15 @@ func (l *Lease) Args() []any {
 }
 
 // Took records the leased deliveries the statement returned (its
-// LeasedRows column; NULL when none).
-func (l *Lease) Took(rows []byte) error {
+// LeasedRows column; NULL when none) and returns how many there are.
+func (l *Lease) Took(rows []byte) (int, error) {
 	if len(rows) == 0 {
-		return nil
+		return 0, nil
 	}
 	if err := json.Unmarshal(rows, &l.leased); err != nil {
-		return fmt.Errorf("leased deliveries: %w", err)
+		return 0, fmt.Errorf("leased deliveries: %w", err)
 	}
-	return nil
+	return len(l.leased), nil
 }
 
 // DeliveriesLeased is DeliveriesOf with the hand-off: the endpoints with

@@ -39,8 +39,8 @@ func TestLeaseHandsOffOnlyOnCommit(t *testing.T) {
 		"created_at": "2026-01-02T03:04:05.123456+00:00", "occurred_at": "2026-01-02T03:04:05.123456+00:00"}}]`)
 	err := db.InTx(ctx, func(tx *store.Tx) error {
 		l := NewLease(tx, "m_1", 1)
-		if err := l.Took(rows); err != nil {
-			return err
+		if n, err := l.Took(rows); err != nil || n != 1 {
+			t.Errorf("took %d, %v; want 1", n, err)
 		}
 		if len(h.started) != 0 {
 			t.Error("handed off before the commit")
@@ -51,7 +51,10 @@ func TestLeaseHandsOffOnlyOnCommit(t *testing.T) {
 		t.Fatalf("rolled back: %v, reserved %d, released %d, started %d; want the room given back and nothing started",
 			err, h.reserved, h.released, len(h.started))
 	}
-	err = db.InTx(ctx, func(tx *store.Tx) error { return NewLease(tx, "m_1", 1).Took(rows) })
+	err = db.InTx(ctx, func(tx *store.Tx) error {
+		_, err := NewLease(tx, "m_1", 1).Took(rows)
+		return err
+	})
 	if err != nil || h.released != 1 || len(h.started) != 1 || len(h.started[0]) != 1 {
 		t.Fatalf("committed: %v, released %d, started %v; want the leased delivery started", err, h.released, h.started)
 	}
