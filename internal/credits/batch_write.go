@@ -18,6 +18,10 @@ import (
 // text is the same for every batch (prepared once per connection), and
 // arrays have none of the 65535-parameter limit of a VALUES list.
 type writes struct {
+	// nested marks a write under a savepoint of a caller's transaction
+	// (applyInTx), which may be rolled back after the write while the
+	// transaction commits: its deliveries are not handed off (see write).
+	nested bool
 	// credit_operations
 	opM, opMode, opID, opAcct, opCus, opKind, opReason, opAt []string
 	opAmount, opCovered, opBalance                           []int64
@@ -172,8 +176,15 @@ func (w *writes) write(ctx context.Context, tx *store.Tx, merchantID string) err
 		Leased     []byte `db:"leased"`
 	}
 	// The first attempts of the deliveries go straight to this process's
-	// deliverer, as far as it has room (events.Lease).
-	lease := events.NewLease(tx, merchantID, len(w.evID))
+	// deliverer, as far as it has room (events.Lease), once the
+	// transaction commits; under a savepoint they are claimed, since a
+	// rollback to it after this write would leave them sent for events
+	// that were never stored.
+	handoff := len(w.evID)
+	if w.nested {
+		handoff = 0
+	}
+	lease := events.NewLease(tx, merchantID, handoff)
 	err := tx.GetContext(ctx, &n, writeSQL, append([]any{
 		str(w.opM), str(w.opMode), str(w.opID), str(w.opAcct), str(w.opCus), str(w.opKind), i64(w.opAmount), i64(w.opCovered), i64(w.opBalance),
 		nstr(w.opEntry), str(w.opReason), pq.BoolArray(w.opNeg), nstr(w.opExpires), nstr(w.opKey), str(w.opAt),
