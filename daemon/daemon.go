@@ -13,7 +13,6 @@ import (
 
 	"github.com/ethereum/go-ethereum/ethclient"
 
-	"github.com/tollgatehq/tollgate/internal/events"
 	"github.com/tollgatehq/tollgate/internal/jobs"
 	"github.com/tollgatehq/tollgate/internal/store"
 )
@@ -112,9 +111,6 @@ func Start(cfg Config, db *store.DB, log *slog.Logger) (*Daemon, error) {
 		close(d.done)
 	}()
 	go deliveries.record(d.stopRecord)
-	// The credit batches hand their deliveries' first attempts straight
-	// to this process's deliverer (deliveries_handoff.go).
-	db.Provide(events.HandoffName, deliveries)
 	runner.Start()
 	return d, nil
 }
@@ -143,7 +139,6 @@ func (d *Daemon) shutdown(ctx context.Context) error {
 		err = jerr
 	}
 	close(d.stopRecord)
-	defer d.deliveries.db.Provide(events.HandoffName, nil)
 	select {
 	case <-d.deliveries.recorded:
 	case <-ctx.Done():

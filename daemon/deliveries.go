@@ -3,7 +3,6 @@ package daemon
 import (
 	"context"
 	"log/slog"
-	"maps"
 	"net/http"
 	"sync"
 	"time"
@@ -71,14 +70,9 @@ type deliverer struct {
 	sendCtx    context.Context
 	cancelSend context.CancelFunc
 
-	// slots holds one token per attempt in flight or reserved; tokens
-	// are taken only with mu held (so room read under mu is there to take),
-	// and given back anywhere.
-	slots chan struct{}
-	mu    sync.Mutex
-	pacer *pacer // guarded by mu
-	// closed is set when the recorder stops: nothing more is handed off.
-	closed   bool // guarded by mu
+	slots    chan struct{} // one token per attempt in flight
+	mu       sync.Mutex
+	pacer    *pacer // guarded by mu
 	records  chan webhooks.Answer
 	sending  sync.WaitGroup
 	recorded chan struct{} // closed when the recorder has stopped
@@ -135,10 +129,6 @@ func (d *deliverer) next(ctx context.Context, claimedAt time.Time) (time.Time, b
 
 // claim leases as many due deliveries as there is room for and starts
 // their senders; more is true when it filled the room (more may be due).
-// The senders and each endpoint's share are reserved when the due
-// deliveries are known, before they are leased (a hand-off may take room
-// meanwhile: deliveries_handoff.go), and what the claim did not lease is
-// given back after it.
 func (d *deliverer) claim(ctx context.Context, _ time.Time) (more bool, err error) {
 	room := cap(d.slots) - len(d.slots)
 	if room == 0 {
@@ -147,48 +137,21 @@ func (d *deliverer) claim(ctx context.Context, _ time.Time) (more bool, err erro
 	d.mu.Lock()
 	full := d.pacer.full()
 	d.mu.Unlock()
-	var held int
-	reserved := map[string]int{}
 	share := func(due []string) map[string]int {
 		d.mu.Lock()
 		defer d.mu.Unlock()
-		left := d.pacer.room(due)
-		want := 0
-		for _, ep := range due {
-			if n := min(left[ep], room-want); n > 0 {
-				left[ep], want = n, want+n
-			} else {
-				left[ep] = 0
-			}
-		}
-		held = d.takeSlots(want)
-		rest := held
-		for _, ep := range due {
-			n := min(left[ep], rest)
-			left[ep], reserved[ep], rest = n, n, rest-n
-			d.pacer.reserve(ep, n)
-		}
-		return maps.Clone(left)
+		return d.pacer.room(due)
 	}
 	claimed, err := webhooks.Claim(ctx, d.queue, room, full, share, deliveryLease)
-	used := map[string]int{}
-	for _, job := range claimed {
-		used[job.EndpointID]++
-	}
-	now := time.Now()
-	d.mu.Lock()
-	for ep, n := range reserved {
-		d.pacer.settle(ep, n, used[ep], now)
-	}
-	for _, job := range claimed {
-		d.pacer.learn(job.EndpointID, job.MerchantID)
-	}
-	d.mu.Unlock()
-	d.giveSlots(held - len(claimed))
 	if err != nil {
 		return false, err
 	}
+	now := time.Now()
 	for _, job := range claimed {
+		d.slots <- struct{}{}
+		d.mu.Lock()
+		d.pacer.started(job.EndpointID, now)
+		d.mu.Unlock()
 		d.sending.Add(1)
 		go d.attempt(job)
 	}
@@ -196,24 +159,13 @@ func (d *deliverer) claim(ctx context.Context, _ time.Time) (more bool, err erro
 }
 
 // attempt sends one claimed attempt and hands the answer to the recorder.
-func (d *deliverer) attempt(job webhooks.Job) { d.attemptUntil(job, time.Time{}) }
-
-// attemptUntil is attempt cut short at until (unless zero): a handed-off
-// attempt must end within the lease its statement took before it
-// committed.
-func (d *deliverer) attemptUntil(job webhooks.Job, until time.Time) {
+func (d *deliverer) attempt(job webhooks.Job) {
 	defer d.sending.Done()
 	var res webhooks.Result
 	if job.Exhausted(d.schedule) {
 		res.NotSent = true
 	} else {
-		ctx := d.sendCtx
-		if !until.IsZero() {
-			var cancel context.CancelFunc
-			ctx, cancel = context.WithDeadline(ctx, until)
-			defer cancel()
-		}
-		res = d.send(ctx, job)
+		res = d.send(d.sendCtx, job)
 		d.mu.Lock()
 		d.pacer.answered(job.EndpointID, res.Latency)
 		d.mu.Unlock()
@@ -242,10 +194,6 @@ func (d *deliverer) record(stop <-chan struct{}) {
 		<-stop
 		// Senders still in flight finish (or are cancelled) and send
 		// their answers; closing records after them ends the recorders.
-		// No hand-off is reserved past this point (Reserve).
-		d.mu.Lock()
-		d.closed = true
-		d.mu.Unlock()
 		d.sending.Wait()
 		close(d.records)
 	}()

@@ -32,10 +32,9 @@ const (
 
 // pace is one endpoint's state; guarded by deliverer.mu.
 type pace struct {
-	merchant string // learned from its first attempt
-	inflight int    // started or reserved
-	limit    int    // attempts it may have in flight
-	proven   bool   // its latest attempt was answered in time
+	inflight int
+	limit    int  // attempts it may have in flight
+	proven   bool // its latest attempt was answered in time
 	touched  time.Time
 }
 
@@ -120,59 +119,6 @@ func (p *pacer) started(ep string, now time.Time) {
 	e := p.get(ep)
 	e.inflight++
 	e.touched = now
-}
-
-// reserve counts n attempts of ep in flight before they are leased, so a
-// claim and a hand-off running at once cannot both use the same room.
-func (p *pacer) reserve(ep string, n int) {
-	if n > 0 {
-		p.get(ep).inflight += n
-	}
-}
-
-// settle ends a reservation of reserved attempts of ep, of which used
-// were leased and started: the rest are given back.
-func (p *pacer) settle(ep string, reserved, used int, now time.Time) {
-	e := p.get(ep)
-	e.inflight = max(e.inflight-(reserved-used), 0)
-	if used > 0 {
-		e.touched = now
-	}
-}
-
-// learn notes the merchant of ep, whose deliveries may then be handed off
-// (handoff).
-func (p *pacer) learn(ep, merchant string) { p.get(ep).merchant = merchant }
-
-// handoff shares out, and reserves, room for the first attempts of up to
-// most deliveries of merchant that a statement may hand this process
-// (deliveries_handoff.go), within free senders: only for the merchant's
-// endpoints whose latest answer came in time, each within its room as
-// room() reckons it. A new or slow endpoint gets none: its deliveries are
-// claimed, under the probation rules.
-func (p *pacer) handoff(merchant string, most, free int) (eps []string, room []int64) {
-	inPlay, _ := p.inPlay()
-	for ep, e := range p.eps {
-		if free <= 0 {
-			break
-		}
-		if e.merchant != merchant || !e.proven {
-			continue
-		}
-		play := inPlay
-		if e.inflight == 0 {
-			play++
-		}
-		share := max(1, p.workers/max(1, play))
-		n := min(e.limit, share, p.max, most+e.inflight, free+e.inflight) - e.inflight
-		if n <= 0 {
-			continue
-		}
-		e.inflight += n
-		free -= n
-		eps, room = append(eps, ep), append(room, int64(n))
-	}
-	return eps, room
 }
 
 // answered adjusts ep's limit by how long its attempt took.

@@ -18,10 +18,6 @@ import (
 // text is the same for every batch (prepared once per connection), and
 // arrays have none of the 65535-parameter limit of a VALUES list.
 type writes struct {
-	// nested marks a write under a savepoint of a caller's transaction
-	// (applyInTx), which may be rolled back after the write while the
-	// transaction commits: its deliveries are not handed off (see write).
-	nested bool
 	// credit_operations
 	opM, opMode, opID, opAcct, opCus, opKind, opReason, opAt []string
 	opAmount, opCovered, opBalance                           []int64
@@ -171,21 +167,10 @@ func (w *writes) write(ctx context.Context, tx *store.Tx, merchantID string) err
 	str, i64, nstr := func(v []string) any { return pq.StringArray(v) }, func(v []int64) any { return pq.Int64Array(v) },
 		func(v []*string) any { return store.NullTexts(v) }
 	var n struct {
-		Operations int    `db:"operations"`
-		Deliveries int    `db:"deliveries"`
-		Leased     []byte `db:"leased"`
+		Operations int `db:"operations"`
+		Deliveries int `db:"deliveries"`
 	}
-	// The first attempts of the deliveries go straight to this process's
-	// deliverer, as far as it has room (events.Lease), once the
-	// transaction commits; under a savepoint they are claimed, since a
-	// rollback to it after this write would leave them sent for events
-	// that were never stored.
-	handoff := len(w.evID)
-	if w.nested {
-		handoff = 0
-	}
-	lease := events.NewLease(tx, merchantID, handoff)
-	err := tx.GetContext(ctx, &n, writeSQL, append([]any{
+	err := tx.GetContext(ctx, &n, writeSQL,
 		str(w.opM), str(w.opMode), str(w.opID), str(w.opAcct), str(w.opCus), str(w.opKind), i64(w.opAmount), i64(w.opCovered), i64(w.opBalance),
 		nstr(w.opEntry), str(w.opReason), pq.BoolArray(w.opNeg), nstr(w.opExpires), nstr(w.opKey), str(w.opAt),
 		str(w.enM), str(w.enMode), str(w.enID), str(w.enAcct), nstr(w.enOp), str(w.enKind), i64(w.enAmount), nstr(w.enGrant),
@@ -194,7 +179,7 @@ func (w *writes) write(ctx context.Context, tx *store.Tx, merchantID string) err
 		str(w.ubM), str(w.ubGrant), i64(w.ubRemaining),
 		str(w.acM), str(w.acMode), str(w.acCus), i64(w.acBalance), i64(w.acGranted), i64(w.acConsumed), i64(w.acDebt),
 		merchantID,
-		str(w.evM), str(w.evMode), str(w.evID), str(w.evType), str(w.evData), str(w.evAt)}, lease.Args()...)...)
+		str(w.evM), str(w.evMode), str(w.evID), str(w.evType), str(w.evData), str(w.evAt))
 	if store.UniqueViolation(err, "credit_operations_key") {
 		return errConcurrent
 	}
@@ -204,12 +189,7 @@ func (w *writes) write(ctx context.Context, tx *store.Tx, merchantID string) err
 	if n.Operations != len(w.opID) {
 		return errConcurrent
 	}
-	leased, err := lease.Took(n.Leased)
-	if err != nil {
-		return err
-	}
-	// Deliveries handed off need no claim, here or in another replica.
-	if n.Deliveries > leased {
+	if n.Deliveries > 0 {
 		tx.Notify(events.DeliveryChannel)
 	}
 	return nil
@@ -251,12 +231,12 @@ const writeLedgerSQL = `WITH op AS (
 // writeSQL is the batch's one write (see writes.write): the ledger, then
 // the events and their deliveries.
 var writeSQL = writeLedgerSQL + `, ` + writeEventsSQL + `
-		SELECT (SELECT count(*) FROM op) AS operations, (SELECT count(*) FROM d) AS deliveries, ` + events.LeasedRows + ` AS leased`
+		SELECT (SELECT count(*) FROM op) AS operations, (SELECT count(*) FROM d) AS deliveries`
 
 // writeEventsSQL is the events' part of writeSQL, their deliveries'
 // endpoints found by the batch's merchant ($40).
 var writeEventsSQL = `ev AS (
 			INSERT INTO events (merchant_id, mode, id, type, data, occurred_at)
 			SELECT * FROM unnest($41::text[], $42::text[], $43::text[], $44::text[], $45::jsonb[], $46::timestamptz[])
-			RETURNING mode, id, type, created_at, seq, data, occurred_at
-		), ` + events.DeliveriesLeased("$40", "$47", "$48", "$49")
+			RETURNING mode, id, type, created_at
+		), ` + events.DeliveriesOf("$40")

@@ -220,7 +220,6 @@ func applyInTx(ctx context.Context, tx *store.Tx, it *item) outcome {
 			return outcome{err: store.Translate(err)}
 		}
 		bt := newBatchTx(tx, batchConfig{readAhead: defaultReadAhead}, []*item{it})
-		bt.w.nested = true
 		err := bt.run(ctx)
 		undo := `RELEASE SAVEPOINT credits_apply`
 		if err != nil {

@@ -27,16 +27,12 @@ type hub struct {
 	kick chan struct{}
 	stop chan struct{}
 	done chan struct{}
-
-	// provides holds what this process's parts offer the transactions of
-	// every pool sharing the hub (DB.Provide); guarded by mu.
-	provides map[string]any
 }
 
 func newHub(db *sqlx.DB) *hub {
 	h := &hub{
 		db: db, origin: id.Random(12), subs: map[string]map[int]func(){}, pending: map[string]bool{},
-		kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}), provides: map[string]any{},
+		kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
 	}
 	go h.run()
 	return h
@@ -61,30 +57,6 @@ func (db *DB) Subscribe(channel string, fn func()) (unsubscribe func()) {
 		defer h.mu.Unlock()
 		delete(h.subs[channel], n)
 	}
-}
-
-// Provide offers v under name to the transactions of db and of the pools
-// that share its wake-ups (GenericPlans), which find it with Tx.Provided:
-// a part of the daemon that takes work straight from the transactions that
-// make it (the webhook deliverer) registers so; nil withdraws it.
-func (db *DB) Provide(name string, v any) {
-	h := db.hub
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if v == nil {
-		delete(h.provides, name)
-		return
-	}
-	h.provides[name] = v
-}
-
-func (h *hub) provided(name string) any {
-	if h == nil {
-		return nil
-	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.provides[name]
 }
 
 // Wake calls channel's subscribers in this process, as a NOTIFY from

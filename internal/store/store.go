@@ -115,20 +115,7 @@ type Tx struct {
 	*sqlx.Tx
 	notify map[string]bool
 	stmts  *stmtCache
-	hub    *hub
-	ends   []func(committed bool)
 }
-
-// OnEnd asks that fn be called once the transaction ends: with true after
-// it committed (after the wake-ups of Notify), with false when it rolled
-// back or its commit failed. A function run again by InTx (a deadlock, say)
-// gets a new Tx, so what it registered on the one that rolled back is told
-// so. fn runs on the goroutine that ran the transaction and must not block.
-func (tx *Tx) OnEnd(fn func(committed bool)) { tx.ends = append(tx.ends, fn) }
-
-// Provided returns what this process provided under name (DB.Provide), or
-// nil.
-func (tx *Tx) Provided(name string) any { return tx.hub.provided(name) }
 
 // Notify asks that the subscribers of channel be woken once the transaction
 // commits (nothing happens if it rolls back): in this process at once, and
@@ -192,27 +179,18 @@ func (db *DB) inTx(ctx context.Context, setup string, fn func(tx *Tx) error) err
 			return err
 		}
 	}
-	tx := &Tx{Tx: stx, stmts: db.stmts, hub: db.hub}
+	tx := &Tx{Tx: stx, stmts: db.stmts}
 	if err := fn(tx); err != nil {
 		_ = stx.Rollback()
-		tx.end(false)
 		return err
 	}
 	if err := stx.Commit(); err != nil {
-		tx.end(false)
 		return err
 	}
 	for ch := range tx.notify {
 		db.hub.fire(ch)
 	}
-	tx.end(true)
 	return nil
-}
-
-func (tx *Tx) end(committed bool) {
-	for _, fn := range tx.ends {
-		fn(committed)
-	}
 }
 
 // InTx is db.InTx for a function with a result.
