@@ -27,7 +27,9 @@ import (
 //
 // A Batcher costs nothing while idle: committers are started when calls
 // are queued and end when the queue is empty. A call with nothing else
-// queued is taken at once, never held back to fill a batch.
+// queued and no batch being written is taken at once, never held back to
+// fill a batch; one that comes while a batch runs its statements is taken
+// when that batch commits, with the others that came meanwhile.
 //
 // Grant, Debit, GrantTx and DebitTx apply one call as a batch of one: a
 // Batcher is one way in, not another way to apply.
@@ -72,9 +74,18 @@ type Batcher struct {
 	// one: another would only wait for the account's lock, holding a
 	// connection and the rest of its batch. So calls on a hot account
 	// gather into one large batch while the previous one commits.
-	busy   map[string]int
-	lastID int
-	closed bool
+	busy map[string]int
+	// writing is set while a committer runs its batch's statements, up to
+	// its commit: only then does another take a batch. Otherwise the calls
+	// of a burst (the answers of one batch bring their clients' next calls
+	// together) were taken one by one, each a transaction and a WAL flush
+	// of its own, by whichever committer was free, while the rest queued
+	// for one large batch: under load most batches held a single call. A
+	// batch taken at the previous one's commit holds what came meanwhile,
+	// and its statements still overlap that commit's flush.
+	writing bool
+	lastID  int
+	closed  bool
 	// paused, for tests, starts no committer, so that calls queue up and
 	// the next one takes them together.
 	paused bool
@@ -196,7 +207,7 @@ func (b *Batcher) submit(ctx context.Context, it *item) outcome {
 // startCommitter starts a committer for a call just queued unless enough
 // are running (those take it when their batch is done). b.mu is held.
 func (b *Batcher) startCommitter() {
-	if b.running < b.committers && !b.paused {
+	if b.running < b.committers && !b.paused && !b.writing {
 		b.running++
 		b.lastID++
 		b.wg.Add(1)
@@ -232,6 +243,12 @@ func (b *Batcher) next(me int, done []*item) []*item {
 		}
 		delete(b.busy, it.cust)
 	}
+	if b.writing {
+		// The committer writing takes the next batch's calls, or starts
+		// one that does, at its commit (written).
+		b.running--
+		return nil
+	}
 	var batch []*item
 	keep := b.queue[:0]
 	for _, it := range b.queue {
@@ -255,8 +272,22 @@ func (b *Batcher) next(me int, done []*item) []*item {
 	b.queue = keep
 	if len(batch) == 0 {
 		b.running--
+	} else {
+		b.writing = true
 	}
 	return batch
+}
+
+// written ends the writing of the batch a committer took: its statements
+// are done (it is about to commit) or failed. Calls queued meanwhile get a
+// committer. It is called once per batch (apply).
+func (b *Batcher) written() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.writing = false
+	if len(b.queue) > 0 {
+		b.startCommitter()
+	}
 }
 
 // apply runs a batch and hands each caller its outcome. When the batch
@@ -265,8 +296,11 @@ func (b *Batcher) next(me int, done []*item) []*item {
 // own (applyAlone), so one item's trouble costs the others nothing.
 func (b *Batcher) apply(batch []*item) {
 	ctx, cancel := context.WithTimeout(context.Background(), b.timeout)
-	outs, err := b.tryBatch(ctx, batch)
+	cfg := b.config()
+	cfg.written = sync.OnceFunc(b.written)
+	outs, err := b.tryBatch(ctx, cfg, batch)
 	cancel() // also rolls back a transaction a panic left open
+	cfg.written()
 	if err != nil {
 		b.fallbacks.Add(1)
 		for _, it := range batch {
@@ -283,13 +317,13 @@ func (b *Batcher) apply(batch []*item) {
 
 // tryBatch is applyTx with a panic (a bug) turned into an error: in a
 // committer it would take the whole daemon down, not one request.
-func (b *Batcher) tryBatch(ctx context.Context, batch []*item) (outs []outcome, err error) {
+func (b *Batcher) tryBatch(ctx context.Context, cfg batchConfig, batch []*item) (outs []outcome, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = fmt.Errorf("credits batch: panic: %v", p)
 		}
 	}()
-	return applyTx(ctx, b.pool, b.config(), batch)
+	return applyTx(ctx, b.pool, cfg, batch)
 }
 
 // one applies an item in a transaction of its own on db; a panic is its

@@ -193,3 +193,48 @@ func TestBatchCancelledBeforeTaken(t *testing.T) {
 		t.Fatalf("debit %+v", d)
 	}
 }
+
+// Calls that come while a batch runs its statements wait for its commit
+// and are then taken together, not each by a committer of its own: under
+// load the calls of a burst otherwise became batches of one.
+func TestBatchTakesCallsAtTheCommit(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	cus := []string{f.customer("a"), f.customer("b"), f.customer("c"), f.customer("d")}
+	for _, c := range cus {
+		f.mustGrant(c, 100, nil, t0)
+	}
+	ch := make(chan struct{})
+	release := sync.OnceFunc(func() { close(ch) })
+	t.Cleanup(release) // before the batcher closes, should the test fail
+	var batches atomic.Int64
+	var held atomic.Bool
+	f.b.SetFault(func(ctx context.Context, tx *store.Tx, step string) error {
+		if step == "lock" {
+			batches.Add(1)
+		}
+		if step == "write" && held.CompareAndSwap(false, true) {
+			<-ch
+		}
+		return nil
+	})
+	debit := func(c string) {
+		if _, err := f.debit(credits.DebitInput{Customer: ref(c), Amount: 1}, t0); err != nil {
+			t.Error(err)
+		}
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() { debit(cus[0]) })
+	waitFor(t, held.Load)
+	for _, c := range cus[1:] {
+		wg.Go(func() { debit(c) })
+	}
+	// Another committer would have taken the first of them at once.
+	waitFor(t, func() bool { return f.b.Queued() == len(cus)-1 })
+	release()
+	wg.Wait()
+	if n := batches.Load(); n != 2 {
+		t.Fatalf("%d batches, want the first and one of the other %d calls", n, len(cus)-1)
+	}
+	checkInvariants(t, f, t0)
+}

@@ -85,6 +85,9 @@ type batchConfig struct {
 	readAhead int // see Batcher.readAhead
 	// fault, for tests, fails a batch's transaction at the named step.
 	fault func(ctx context.Context, tx *store.Tx, step string) error
+	// written, when set, is called once the batch's statements are done,
+	// before its commit (Batcher.written).
+	written func()
 }
 
 // defaultReadAhead is Batcher.readAhead unless a test sets another.
@@ -100,6 +103,9 @@ func applyTx(ctx context.Context, db *store.DB, cfg batchConfig, batch []*item) 
 		bt := newBatchTx(tx, cfg, batch)
 		if err := bt.run(ctx); err != nil {
 			return err
+		}
+		if cfg.written != nil {
+			cfg.written()
 		}
 		outs = bt.outs
 		return nil
