@@ -27,9 +27,9 @@ import (
 //
 // A Batcher costs nothing while idle: committers are started when calls
 // are queued and end when the queue is empty. A call with nothing else
-// queued and no batch being written is taken at once, never held back to
-// fill a batch; one that comes while a batch runs its statements is taken
-// when that batch commits, with the others that came meanwhile.
+// queued and no batch taking its locks is taken at once, never held back
+// to fill a batch; one that comes while a batch takes its locks is taken
+// when they are held, with the others that came meanwhile.
 //
 // Grant, Debit, GrantTx and DebitTx apply one call as a batch of one: a
 // Batcher is one way in, not another way to apply.
@@ -75,15 +75,18 @@ type Batcher struct {
 	// connection and the rest of its batch. So calls on a hot account
 	// gather into one large batch while the previous one commits.
 	busy map[string]int
-	// writing is set while a committer runs its batch's statements, up to
-	// its commit: only then does another take a batch. Otherwise the calls
-	// of a burst (the answers of one batch bring their clients' next calls
-	// together) were taken one by one, each a transaction and a WAL flush
-	// of its own, by whichever committer was free, while the rest queued
-	// for one large batch: under load most batches held a single call. A
-	// batch taken at the previous one's commit holds what came meanwhile,
-	// and its statements still overlap that commit's flush.
-	writing bool
+	// locking is set while a committer takes its batch's locks (its first
+	// statement): only once they are held does another take a batch.
+	// Otherwise the calls of a burst (the answers of one batch bring their
+	// clients' next calls together) were taken one by one, each a
+	// transaction and a WAL flush of its own, by whichever committer was
+	// free, while the rest queued for one large batch: under load most
+	// batches held a single call. A batch taken when the one before holds
+	// its locks holds what came meanwhile, and its statements overlap the
+	// rest of that batch's and its commit's flush. (Taken only at the
+	// commit, batches grew larger still, but the closed loop then waited
+	// on each batch's statements and the rate did not rise.)
+	locking bool
 	lastID  int
 	closed  bool
 	// paused, for tests, starts no committer, so that calls queue up and
@@ -207,7 +210,7 @@ func (b *Batcher) submit(ctx context.Context, it *item) outcome {
 // startCommitter starts a committer for a call just queued unless enough
 // are running (those take it when their batch is done). b.mu is held.
 func (b *Batcher) startCommitter() {
-	if b.running < b.committers && !b.paused && !b.writing {
+	if b.running < b.committers && !b.paused && !b.locking {
 		b.running++
 		b.lastID++
 		b.wg.Add(1)
@@ -243,9 +246,9 @@ func (b *Batcher) next(me int, done []*item) []*item {
 		}
 		delete(b.busy, it.cust)
 	}
-	if b.writing {
-		// The committer writing takes the next batch's calls, or starts
-		// one that does, at its commit (written).
+	if b.locking {
+		// The committer locking starts one that takes the next batch's
+		// calls once its locks are held (locked).
 		b.running--
 		return nil
 	}
@@ -273,18 +276,18 @@ func (b *Batcher) next(me int, done []*item) []*item {
 	if len(batch) == 0 {
 		b.running--
 	} else {
-		b.writing = true
+		b.locking = true
 	}
 	return batch
 }
 
-// written ends the writing of the batch a committer took: its statements
-// are done (it is about to commit) or failed. Calls queued meanwhile get a
+// locked ends the locking of the batch a committer took: its locks are
+// held, or the batch failed before. Calls queued meanwhile get a
 // committer. It is called once per batch (apply).
-func (b *Batcher) written() {
+func (b *Batcher) locked() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.writing = false
+	b.locking = false
 	if len(b.queue) > 0 {
 		b.startCommitter()
 	}
@@ -297,10 +300,10 @@ func (b *Batcher) written() {
 func (b *Batcher) apply(batch []*item) {
 	ctx, cancel := context.WithTimeout(context.Background(), b.timeout)
 	cfg := b.config()
-	cfg.written = sync.OnceFunc(b.written)
+	cfg.locked = sync.OnceFunc(b.locked)
 	outs, err := b.tryBatch(ctx, cfg, batch)
 	cancel() // also rolls back a transaction a panic left open
-	cfg.written()
+	cfg.locked()
 	if err != nil {
 		b.fallbacks.Add(1)
 		for _, it := range batch {

@@ -194,7 +194,7 @@ func TestBatchCancelledBeforeTaken(t *testing.T) {
 	}
 }
 
-// Calls that come while a batch runs its statements wait for its commit
+// Calls that come while a batch takes its locks wait for them to be held
 // and are then taken together, not each by a committer of its own: under
 // load the calls of a burst otherwise became batches of one.
 func TestBatchTakesCallsAtTheCommit(t *testing.T) {
@@ -210,10 +210,11 @@ func TestBatchTakesCallsAtTheCommit(t *testing.T) {
 	var batches atomic.Int64
 	var held atomic.Bool
 	f.b.SetFault(func(ctx context.Context, tx *store.Tx, step string) error {
-		if step == "lock" {
-			batches.Add(1)
+		if step != "lock" {
+			return nil
 		}
-		if step == "write" && held.CompareAndSwap(false, true) {
+		batches.Add(1)
+		if held.CompareAndSwap(false, true) {
 			<-ch
 		}
 		return nil

@@ -85,9 +85,9 @@ type batchConfig struct {
 	readAhead int // see Batcher.readAhead
 	// fault, for tests, fails a batch's transaction at the named step.
 	fault func(ctx context.Context, tx *store.Tx, step string) error
-	// written, when set, is called once the batch's statements are done,
-	// before its commit (Batcher.written).
-	written func()
+	// locked, when set, is called once the batch's locks are held
+	// (Batcher.locked).
+	locked func()
 }
 
 // defaultReadAhead is Batcher.readAhead unless a test sets another.
@@ -103,9 +103,6 @@ func applyTx(ctx context.Context, db *store.DB, cfg batchConfig, batch []*item) 
 		bt := newBatchTx(tx, cfg, batch)
 		if err := bt.run(ctx); err != nil {
 			return err
-		}
-		if cfg.written != nil {
-			cfg.written()
 		}
 		outs = bt.outs
 		return nil
@@ -132,6 +129,9 @@ func (bt *batchTx) run(ctx context.Context) error {
 		}
 		if err := st.fn(ctx); err != nil {
 			return err
+		}
+		if st.name == "lock" && bt.cfg.locked != nil {
+			bt.cfg.locked()
 		}
 	}
 	return nil
