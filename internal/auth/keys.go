@@ -43,9 +43,16 @@ const keysQuery = `SELECT k.id, k.merchant_id, k.mode, k.key_hash, k.revoked_at 
 	FROM api_keys k LEFT JOIN test_clocks c ON c.merchant_id = k.merchant_id AND k.mode = 'test'
 	WHERE k.key_hash = ANY($1::bytea[])`
 
+// lookupLeaders is how many lookups run at once. One: a lookup is a
+// fraction of a millisecond, and the requests that come while it runs are
+// looked up together next. With two, under 32 clients writing credits, a
+// lookup held 2.9 requests on average (6,451 lookups for 18,607 grants in
+// a 10 s phase); with one, 4.6 (3,948 for 18,335).
+const lookupLeaders = 1
+
 // NewKeys returns a Keys looking keys up in db.
 func NewKeys(db *store.DB) *Keys {
-	return &Keys{lookups: batch.New(func(calls []*batch.Call[keyLookup, keyFound]) { lookupKeys(db, calls) }, 0, 0)}
+	return &Keys{lookups: batch.New(func(calls []*batch.Call[keyLookup, keyFound]) { lookupKeys(db, calls) }, lookupLeaders, 0)}
 }
 
 // Authenticate is the package-level Authenticate over batched lookups.
