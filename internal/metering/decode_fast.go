@@ -29,11 +29,13 @@ const (
 )
 
 // batchParser walks a body; src is the body as one string, whose
-// substrings become the events' strings without a copy each.
+// substrings become the events' strings (and the keys of properties)
+// without a copy each.
 type batchParser struct {
-	b   []byte
-	src string
-	i   int
+	b    []byte
+	src  string
+	i    int
+	keys []string // the keys of the objects being read (see value)
 }
 
 func (p *batchParser) ws() {
@@ -93,33 +95,16 @@ func (p *batchParser) digits() ([]byte, bool) {
 }
 
 // object reads a JSON object, valid and storable as jsonb as
-// fields.Object.Raw requires.
+// fields.Object.Raw requires, in the common shape (see value).
 func (p *batchParser) object() (json.RawMessage, bool) {
 	p.ws()
-	start, depth := p.i, 0
-	for p.i < len(p.b) {
-		switch p.b[p.i] {
-		case '"':
-			for p.i++; p.i < len(p.b) && p.b[p.i] != '"'; p.i++ {
-				if p.b[p.i] == '\\' {
-					p.i++
-				}
-			}
-		case '{', '[':
-			depth++
-		case '}', ']':
-			depth--
-		}
-		p.i++
-		if depth == 0 {
-			break
-		}
-	}
-	if depth != 0 || p.i > len(p.b) || start >= len(p.b) || p.b[start] != '{' {
+	start := p.i
+	if start >= len(p.b) || p.b[start] != '{' {
 		return nil, false
 	}
-	raw := json.RawMessage(p.b[start:p.i])
-	return raw, json.Valid(raw) && fields.JSONProblem(raw) == ""
+	keys, ok := p.value(p.keys[:0], 0)
+	p.keys = keys
+	return json.RawMessage(p.b[start:p.i]), ok
 }
 
 // decodeBatchFast decodes body as DecodeRequest would when it has the
