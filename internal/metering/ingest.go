@@ -238,7 +238,9 @@ func writeStatement(newKeys bool) string {
 	}
 	return `
 WITH input AS (
-	SELECT * FROM unnest($3::text[], $4::text[], $5::text[], $6::bigint[], $7::timestamptz[], $8::jsonb[], $9::text[])
+	SELECT id, meter_id, customer_id, value, ts, nullif(properties, 'null') AS properties, ikey
+	FROM ROWS FROM (unnest($3::text[]), unnest($4::text[]), unnest($5::text[]), unnest($6::bigint[]), unnest($7::timestamptz[]),
+		jsonb_array_elements($8::jsonb), unnest($9::text[]))
 		AS t(id, meter_id, customer_id, value, ts, properties, ikey)
 ), keyed AS (
 	INSERT INTO meter_event_keys (merchant_id, mode, idempotency_key, event_id, event_timestamp)
@@ -288,9 +290,11 @@ SELECT count(*) AS n, ` + ids + ` AS ids, min(created_at) AS created_at FROM ins
 // a key is stored.
 func write(ctx context.Context, q store.Querier, s tenant.Scope, res []Result, dupOf map[int]int, stamped []bool, now time.Time, newKeys bool) error {
 	n := 0 // the events this statement writes: valid, and not a repeat
+	propsLen := 2
 	for i := range res {
 		if _, dup := dupOf[i]; !dup && res[i].Err == nil {
 			n++
+			propsLen += len(res[i].Event.Properties) + 5
 		}
 	}
 	if n == 0 {
@@ -301,7 +305,12 @@ func write(ctx context.Context, q store.Querier, s tenant.Scope, res []Result, d
 	custs := make([]*string, 0, n)
 	values := make([]int64, 0, n)
 	stamps := make([]string, 0, n)
-	props := make([]*string, 0, n)
+	// The properties go as one JSON array, a JSON null for none: as a
+	// jsonb[] literal, each element is quoted and escaped here and
+	// unescaped then parsed on its own by PostgreSQL, which spent a third
+	// more on that parameter than on one jsonb document.
+	props := make([]byte, 0, propsLen)
+	props = append(props, '[')
 	keys := make([]*string, 0, n)
 	byID := make(map[string]int, n)
 	// Events of a batch often share their timestamp: it is formatted once.
@@ -323,7 +332,14 @@ func write(ctx context.Context, q store.Querier, s tenant.Scope, res []Result, d
 			prevStamp, prevText = e.Timestamp, e.Timestamp.UTC().Format(time.RFC3339Nano)
 		}
 		stamps = append(stamps, prevText)
-		props = append(props, jsonText(e.Properties))
+		if len(props) > 1 {
+			props = append(props, ',')
+		}
+		if e.Properties == nil {
+			props = append(props, "null"...)
+		} else {
+			props = append(props, e.Properties...)
+		}
 		keys = append(keys, e.IdempotencyKey)
 	}
 	// One row, the stored ids as an array: scanning 500 rows was 8% of the
@@ -339,7 +355,7 @@ func write(ctx context.Context, q store.Querier, s tenant.Scope, res []Result, d
 		stmt = writeNewKeysSQL
 	}
 	err := q.GetContext(ctx, &out, stmt, s.MerchantID, s.Mode, pq.StringArray(ids), pq.StringArray(meterIDs),
-		store.NullTexts(custs), pq.Int64Array(values), pq.StringArray(stamps), store.NullTexts(props), store.NullTexts(keys), now, BucketShards, bucketShardSpace, usageLockKey(s))
+		store.NullTexts(custs), pq.Int64Array(values), pq.StringArray(stamps), string(append(props, ']')), store.NullTexts(keys), now, BucketShards, bucketShardSpace, usageLockKey(s))
 	if newKeys && store.UniqueViolation(err, "meter_event_keys_pkey") {
 		return errKeyStored
 	}
