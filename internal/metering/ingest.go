@@ -233,8 +233,13 @@ var (
 // not send back.
 func writeStatement(newKeys bool) string {
 	onConflict, ids := "\n\tON CONFLICT DO NOTHING", "coalesce(array_agg(id), '{}')"
+	fresh := "ikey IS NULL OR id IN (SELECT event_id FROM keyed)"
 	if newKeys {
 		onConflict, ids = "", "'{}'::text[]"
+		// Every key is inserted or the statement fails, so every event is
+		// fresh: the keys are still inserted first (the filter, evaluated
+		// once, reads them all), but no event is looked up among them.
+		fresh = "(SELECT count(*) FROM keyed) >= 0"
 	}
 	return `
 WITH input AS (
@@ -248,7 +253,7 @@ WITH input AS (
 	ORDER BY ikey` + onConflict + `
 	RETURNING event_id
 ), fresh AS (
-	SELECT * FROM input WHERE ikey IS NULL OR id IN (SELECT event_id FROM keyed)
+	SELECT * FROM input WHERE ` + fresh + `
 ), inserted AS (
 	INSERT INTO meter_events (merchant_id, mode, id, meter_id, customer_id, value, event_timestamp, properties, idempotency_key, created_at)
 	SELECT $1, $2, id, meter_id, customer_id, value, ts, properties, ikey, $10 FROM fresh
