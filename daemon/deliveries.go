@@ -70,13 +70,19 @@ type deliverer struct {
 	sendCtx    context.Context
 	cancelSend context.CancelFunc
 
-	slots    chan struct{} // one token per attempt in flight
-	mu       sync.Mutex
-	pacer    *pacer // guarded by mu
-	records  chan webhooks.Answer
-	sending  sync.WaitGroup
-	recorded chan struct{} // closed when the recorder has stopped
-	failLog  *rateLog
+	slots chan struct{} // one token per attempt in flight
+	mu    sync.Mutex
+	pacer *pacer // guarded by mu
+	// leftBehind (guarded by mu) is set when the latest claim may have
+	// left due deliveries for want of room, and released counts the
+	// attempts whose slots were freed: a recording wakes the job only when
+	// freeing room may let it claim something (see claim and commit).
+	leftBehind bool
+	released   uint64
+	records    chan webhooks.Answer
+	sending    sync.WaitGroup
+	recorded   chan struct{} // closed when the recorder has stopped
+	failLog    *rateLog
 }
 
 func newDeliverer(cfg Config, db *store.DB, log *slog.Logger, m *deliveryMetrics) (*deliverer, error) {
@@ -129,21 +135,41 @@ func (d *deliverer) next(ctx context.Context, claimedAt time.Time) (time.Time, b
 
 // claim leases as many due deliveries as there is room for and starts
 // their senders; more is true when it filled the room (more may be due).
+//
+// It notes whether it may have left due deliveries behind for want of
+// room: no room at all, endpoints too busy to be read, or an endpoint
+// given less room than it had candidates for. Only then does a recording
+// that frees room wake the job; otherwise a wake-up would only read the
+// queue to find what the claim already left there, nothing (a recording
+// after every batch of answers made most claims of a steady stream empty).
+// Should room be freed while the claim runs, after it read how much there
+// was, it claims again at once: the recording that freed it saw no reason
+// to wake it.
 func (d *deliverer) claim(ctx context.Context, _ time.Time) (more bool, err error) {
-	room := cap(d.slots) - len(d.slots)
-	if room == 0 {
-		return false, nil // a finishing sender kicks the job
-	}
 	d.mu.Lock()
+	released := d.released
 	full := d.pacer.full()
 	d.mu.Unlock()
+	room := cap(d.slots) - len(d.slots)
+	if room == 0 {
+		return d.claimed(released, true), nil
+	}
+	var given map[string]int
 	share := func(due []string) map[string]int {
 		d.mu.Lock()
 		defer d.mu.Unlock()
-		return d.pacer.room(due)
+		given = d.pacer.room(due)
+		out := make(map[string]int, len(given))
+		for ep, n := range given {
+			out[ep] = n
+		}
+		return out
 	}
 	claimed, err := webhooks.Claim(ctx, d.queue, room, full, share, deliveryLease)
 	if err != nil {
+		d.mu.Lock()
+		d.leftBehind = true // not known: let the next recording look
+		d.mu.Unlock()
 		return false, err
 	}
 	now := time.Now()
@@ -154,8 +180,27 @@ func (d *deliverer) claim(ctx context.Context, _ time.Time) (more bool, err erro
 		d.mu.Unlock()
 		d.sending.Add(1)
 		go d.attempt(job)
+		given[job.EndpointID]--
 	}
-	return len(claimed) == room, nil
+	short := len(full) > 0
+	for _, n := range given {
+		short = short || n <= 0
+	}
+	if len(claimed) == room {
+		d.claimed(released, true)
+		return true, nil
+	}
+	return d.claimed(released, short), nil
+}
+
+// claimed notes whether the claim that began when released attempts had
+// been freed left deliveries behind, and says whether it must claim again
+// at once: it did, and room was freed since it began.
+func (d *deliverer) claimed(released uint64, short bool) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.leftBehind = short
+	return short && d.released != released
 }
 
 // attempt sends one claimed attempt and hands the answer to the recorder.
@@ -177,10 +222,28 @@ func (d *deliverer) attempt(job webhooks.Job) {
 // (and its endpoint's share) until it is on record, so the next claim sees
 // the delivery's new state.
 func (d *deliverer) release(job webhooks.Job) {
+	<-d.slots
 	d.mu.Lock()
 	d.pacer.finished(job.EndpointID, time.Now())
+	d.released++
 	d.mu.Unlock()
-	<-d.slots
+}
+
+// wake wakes the job after a batch of answers was recorded (or given up
+// on) if there may be work for it: the latest claim left deliveries behind
+// for want of the room now freed, or an answer scheduled a retry (which
+// may be the earliest due, sooner than the job means to look).
+func (d *deliverer) wake(batch []webhooks.Answer) {
+	d.mu.Lock()
+	wake := d.leftBehind
+	d.leftBehind = false
+	d.mu.Unlock()
+	for _, a := range batch {
+		wake = wake || !a.Result.OK()
+	}
+	if wake {
+		d.kick()
+	}
 }
 
 // record runs until stop is closed and the senders are done. Its
@@ -250,8 +313,7 @@ func (d *deliverer) commit(batch []webhooks.Answer) {
 				d.observe(a)
 				d.release(a.Job)
 			}
-			// Room was freed, and a retry may now be the earliest due.
-			d.kick()
+			d.wake(batch)
 			return
 		}
 		if attempt >= 8 {
@@ -259,7 +321,7 @@ func (d *deliverer) commit(batch []webhooks.Answer) {
 			for _, a := range batch {
 				d.release(a.Job)
 			}
-			d.kick()
+			d.wake(batch)
 			return
 		}
 		d.log.Warn("recording webhook attempts", "error", err, "retry_in", backoff)

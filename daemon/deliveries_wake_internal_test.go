@@ -1,0 +1,52 @@
+package daemon
+
+import (
+	"testing"
+
+	"github.com/tollgatehq/tollgate/internal/webhooks"
+)
+
+// A recording wakes the delivery job only when the latest claim left
+// deliveries behind for want of room, or an answer scheduled a retry; a
+// claim during which room was freed claims again at once, since the
+// recording that freed it may have found no reason to wake it.
+func TestRecordingWakesOnlyWhenThereMayBeWork(t *testing.T) {
+	t.Parallel()
+	kicks := 0
+	d := &deliverer{kick: func() { kicks++ }, slots: make(chan struct{}, 4), pacer: newPacer(4, 4)}
+	ok := []webhooks.Answer{{Job: webhooks.Job{Delivery: webhooks.Delivery{EndpointID: "we_a"}}, Result: webhooks.Result{Status: 200}}}
+	failed := []webhooks.Answer{{Job: webhooks.Job{Delivery: webhooks.Delivery{EndpointID: "we_a"}}, Result: webhooks.Result{Status: 500}}}
+
+	if again := d.claimed(d.released, false); again {
+		t.Fatal("a claim that left nothing behind claims again")
+	}
+	d.wake(ok)
+	if kicks != 0 {
+		t.Fatalf("recording after a claim that left nothing behind: %d wake-ups, want none", kicks)
+	}
+	d.wake(failed)
+	if kicks != 1 {
+		t.Fatalf("recording a failed attempt (a retry scheduled): %d wake-ups, want 1", kicks)
+	}
+
+	d.claimed(d.released, true)
+	d.wake(ok)
+	if kicks != 2 {
+		t.Fatalf("recording after a claim short of room: %d wake-ups, want 2", kicks)
+	}
+	d.wake(ok)
+	if kicks != 2 {
+		t.Fatalf("a second recording after the same short claim: %d wake-ups, want 2", kicks)
+	}
+
+	// Room freed while a short claim ran: it claims again itself.
+	began := d.released
+	d.slots <- struct{}{}
+	d.release(ok[0].Job)
+	if again := d.claimed(began, true); !again {
+		t.Fatal("a short claim during which room was freed does not claim again")
+	}
+	if again := d.claimed(d.released, true); again {
+		t.Fatal("a short claim during which no room was freed claims again at once")
+	}
+}
