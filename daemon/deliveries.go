@@ -18,11 +18,12 @@ import (
 
 // This file is the webhook delivery job. Its step claims due deliveries
 // (leases: see package webhooks) as far as there is room, hands each to a
-// sender goroutine, and returns; each attempt is recorded as soon as its
-// answer comes, by the recorder, which commits the answers that arrive
-// together in one transaction. So a slow or dead endpoint costs only its own
-// deliveries: the pacer (deliveries_pace.go) holds it to its share of the
-// senders, and nothing waits for it.
+// sender goroutine, and returns; the attempts an endpoint was given by one
+// claim are recorded as soon as the last of them is answered (see answers),
+// by the recorder, which commits the answers that arrive together in one
+// transaction. So a slow or dead endpoint costs only its own deliveries: the
+// pacer (deliveries_pace.go) holds it to its share of the senders, and
+// nothing else waits for it.
 
 // Delivery tuning.
 const (
@@ -79,7 +80,7 @@ type deliverer struct {
 	// freeing room may let it claim something (see claim and commit).
 	leftBehind bool
 	released   uint64
-	records    chan webhooks.Answer
+	records    chan []webhooks.Answer
 	sending    sync.WaitGroup
 	recorded   chan struct{} // closed when the recorder has stopped
 	failLog    *rateLog
@@ -107,7 +108,7 @@ func newDeliverer(cfg Config, db *store.DB, log *slog.Logger, m *deliveryMetrics
 		db: db, queue: queue, log: log, client: client, schedule: cfg.WebhookRetrySchedule,
 		userAgent: "tollgate-webhooks/" + cfg.Version, insecure: cfg.AllowInsecureWebhooks,
 		metrics: m, slots: make(chan struct{}, cfg.DeliveryWorkers), pacer: newPacer(cfg.DeliveryWorkers, cfg.DeliveriesPerEndpoint),
-		records: make(chan webhooks.Answer, cfg.DeliveryWorkers), recorded: make(chan struct{}), failLog: newRateLog(log, time.Second),
+		records: make(chan []webhooks.Answer, cfg.DeliveryWorkers), recorded: make(chan struct{}), failLog: newRateLog(log, time.Second),
 	}, nil
 }
 
@@ -173,13 +174,20 @@ func (d *deliverer) claim(ctx context.Context, _ time.Time) (more bool, err erro
 		return false, err
 	}
 	now := time.Now()
+	groups := map[string]*answers{}
+	for _, job := range claimed {
+		if groups[job.EndpointID] == nil {
+			groups[job.EndpointID] = &answers{}
+		}
+		groups[job.EndpointID].left++
+	}
 	for _, job := range claimed {
 		d.slots <- struct{}{}
 		d.mu.Lock()
 		d.pacer.started(job.EndpointID, now)
 		d.mu.Unlock()
 		d.sending.Add(1)
-		go d.attempt(job)
+		go d.attempt(job, groups[job.EndpointID])
 		given[job.EndpointID]--
 	}
 	short := len(full) > 0
@@ -203,8 +211,34 @@ func (d *deliverer) claimed(released uint64, short bool) bool {
 	return short && d.released != released
 }
 
-// attempt sends one claimed attempt and hands the answer to the recorder.
-func (d *deliverer) attempt(job webhooks.Job) {
+// answers gathers the answers to the attempts of one endpoint that one
+// claim started: they are recorded together, once the last has come. The
+// endpoint's attempts are sent together and mostly answered together, so
+// a recording takes them all in one statement rather than the one or two
+// that arrived first (the statement costs about as much for a few rows as
+// for one). Only the endpoint's own answers wait for its slowest: another
+// endpoint's are recorded as they come, and the pacer holds an endpoint
+// that answers slowly to one attempt at a time.
+type answers struct {
+	mu   sync.Mutex
+	left int
+	got  []webhooks.Answer
+}
+
+// add adds an answer and returns them all when it was the last.
+func (g *answers) add(a webhooks.Answer) []webhooks.Answer {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.got = append(g.got, a)
+	if g.left--; g.left > 0 {
+		return nil
+	}
+	return g.got
+}
+
+// attempt sends one claimed attempt and, with the last answer of its
+// group, hands the group's answers to the recorder.
+func (d *deliverer) attempt(job webhooks.Job, group *answers) {
 	defer d.sending.Done()
 	var res webhooks.Result
 	if job.Exhausted(d.schedule) {
@@ -215,7 +249,9 @@ func (d *deliverer) attempt(job webhooks.Job) {
 		d.pacer.answered(job.EndpointID, res.Latency)
 		d.mu.Unlock()
 	}
-	d.records <- webhooks.Answer{Job: job, Result: res}
+	if all := group.add(webhooks.Answer{Job: job, Result: res}); all != nil {
+		d.records <- all
+	}
 }
 
 // release frees the slot of a recorded attempt. An attempt holds its slot
@@ -277,10 +313,11 @@ func (d *deliverer) record(stop <-chan struct{}) {
 }
 
 // recordAnswers commits answers as they come, each time those that are
-// waiting (up to recordBatch), until records is closed.
+// waiting (up to recordBatch, give or take a claim's answers), until
+// records is closed.
 func (d *deliverer) recordAnswers() {
 	for a := range d.records {
-		batch := []webhooks.Answer{a}
+		batch := a
 	fill:
 		for len(batch) < recordBatch {
 			select {
@@ -288,7 +325,7 @@ func (d *deliverer) recordAnswers() {
 				if !ok {
 					break fill
 				}
-				batch = append(batch, a)
+				batch = append(batch, a...)
 			default:
 				break fill
 			}
