@@ -50,3 +50,18 @@ func TestRecordingWakesOnlyWhenThereMayBeWork(t *testing.T) {
 		t.Fatal("a short claim during which no room was freed claims again at once")
 	}
 }
+
+// The answers to the attempts one claim gave an endpoint are handed on
+// together, by the last of them, and only then.
+func TestAnswersOfAClaimGoTogether(t *testing.T) {
+	t.Parallel()
+	g := &answers{left: 3}
+	for i := range 2 {
+		if got := g.add(webhooks.Answer{Job: webhooks.Job{Attempt: i}}); got != nil {
+			t.Fatalf("answer %d of 3 handed on %d answers", i+1, len(got))
+		}
+	}
+	if got := g.add(webhooks.Answer{Job: webhooks.Job{Attempt: 2}}); len(got) != 3 {
+		t.Fatalf("the last answer handed on %d answers, want 3", len(got))
+	}
+}
