@@ -2,6 +2,7 @@ package daemon
 
 import (
 	"testing"
+	"time"
 
 	"github.com/tollgatehq/tollgate/internal/webhooks"
 )
@@ -52,10 +53,12 @@ func TestRecordingWakesOnlyWhenThereMayBeWork(t *testing.T) {
 }
 
 // The answers to the attempts one claim gave an endpoint are handed on
-// together, by the last of them, and only then.
+// together, by the last of them; one that waited its limit for the others
+// hands on what has come, and the last then hands on only the rest.
 func TestAnswersOfAClaimGoTogether(t *testing.T) {
 	t.Parallel()
-	g := &answers{left: 3}
+	g := newAnswers()
+	g.left = 3
 	for i := range 2 {
 		if got := g.add(webhooks.Answer{Job: webhooks.Job{Attempt: i}}); got != nil {
 			t.Fatalf("answer %d of 3 handed on %d answers", i+1, len(got))
@@ -63,5 +66,23 @@ func TestAnswersOfAClaimGoTogether(t *testing.T) {
 	}
 	if got := g.add(webhooks.Answer{Job: webhooks.Job{Attempt: 2}}); len(got) != 3 {
 		t.Fatalf("the last answer handed on %d answers, want 3", len(got))
+	}
+	if got := g.wait(time.Hour); got != nil {
+		t.Fatalf("a wait after the last answer handed on %d answers, want none", len(got))
+	}
+
+	// One attempt hangs: the answers that came go on without it.
+	g = newAnswers()
+	g.left = 3
+	g.add(webhooks.Answer{Job: webhooks.Job{Attempt: 0}})
+	g.add(webhooks.Answer{Job: webhooks.Job{Attempt: 1}})
+	if got := g.wait(time.Millisecond); len(got) != 2 {
+		t.Fatalf("a wait that ran out handed on %d answers, want the 2 that came", len(got))
+	}
+	if got := g.wait(time.Millisecond); got != nil {
+		t.Fatalf("a second wait handed on %d answers again", len(got))
+	}
+	if got := g.add(webhooks.Answer{Job: webhooks.Job{Attempt: 2}}); len(got) != 1 || got[0].Job.Attempt != 2 {
+		t.Fatalf("the late last answer handed on %v, want itself alone", got)
 	}
 }
