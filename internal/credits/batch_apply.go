@@ -65,21 +65,43 @@ func (bt *batchTx) readAll(ctx context.Context, ls []*ledger) error {
 // (id is grant_id, amount remaining, with expires_at, and seq for the
 // drawing order), or a stored operation.
 type readRow struct {
-	Row        string      `db:"row"`
-	MerchantID string      `db:"merchant_id"`
-	Mode       tenant.Mode `db:"mode"`
-	Seq        int64       `db:"seq"`
+	Row        string
+	MerchantID string
+	Mode       tenant.Mode
+	Seq        int64
 	operation
+}
+
+// dests are the fields of r in readSQL's column order, to scan into
+// without the reflection sqlx spends on every row.
+func (r *readRow) dests() []any {
+	o := &r.operation
+	return []any{&r.Row, &r.MerchantID, (*string)(&r.Mode), &r.Seq, &o.ID, &o.AccountID, &o.CustomerID, &o.Kind,
+		(*int64)(&o.Amount), (*int64)(&o.Covered), (*int64)(&o.Balance), &o.EntryID, &o.Reason, &o.AllowNegative,
+		&o.ExpiresAt, &o.IdempotencyKey}
 }
 
 // readRows runs readSQL with args and adds what it found to the ledgers
 // (of ls) and the replays.
 func (bt *batchTx) readRows(ctx context.Context, ls []*ledger, args []any) error {
-	var rows []readRow
-	if err := bt.tx.SelectContext(ctx, &rows, readSQL, args...); err != nil {
+	rows, err := bt.tx.QueryContext(ctx, readSQL, args...)
+	if err != nil {
 		return store.Translate(err)
 	}
-	bt.take(ls, rows)
+	defer rows.Close()
+	var read []readRow
+	var r readRow
+	dest := r.dests()
+	for rows.Next() {
+		if err := rows.Scan(dest...); err != nil {
+			return store.Translate(err)
+		}
+		read = append(read, r)
+	}
+	if err := rows.Err(); err != nil {
+		return store.Translate(err)
+	}
+	bt.take(ls, read)
 	return nil
 }
 

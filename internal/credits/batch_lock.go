@@ -3,7 +3,6 @@ package credits
 import (
 	"context"
 
-	"github.com/tollgatehq/tollgate/internal/money"
 	"github.com/tollgatehq/tollgate/internal/store"
 	"github.com/tollgatehq/tollgate/internal/tenant"
 )
@@ -44,34 +43,36 @@ func (bt *batchTx) lock(ctx context.Context) error {
 			keys.add(it.s, *k)
 		}
 	}
-	var rows []struct {
-		readRow
-		Granted  money.Amount `db:"granted"`
-		Consumed money.Amount `db:"consumed"`
-		Debt     money.Amount `db:"debt"`
-		Ext      *string      `db:"external_customer_id"`
-		Watched  bool         `db:"watched"`
-		Moved    bool         `db:"moved"`
-	}
 	args := byID.args(byExt.args(bt.items[0].s.MerchantID)...)
-	err := bt.tx.SelectContext(ctx, &rows, lockSQL, append(args, keys.args(bt.cfg.readAhead)...)...)
+	rows, err := bt.tx.QueryContext(ctx, lockSQL, append(args, keys.args(bt.cfg.readAhead)...)...)
 	if err != nil {
 		return store.Translate(err)
 	}
-	read := make([]readRow, 0, len(rows))
-	for _, r := range rows {
+	defer rows.Close()
+	var read []readRow
+	var r readRow
+	var a account
+	var ext *string
+	var watched, moved bool
+	dest := append(r.dests(), (*int64)(&a.Granted), (*int64)(&a.Consumed), (*int64)(&a.Debt), &ext, &watched, &moved)
+	for rows.Next() {
+		if err := rows.Scan(dest...); err != nil {
+			return store.Translate(err)
+		}
 		if r.Row != "account" {
-			read = append(read, r.readRow)
+			read = append(read, r)
 			continue
 		}
-		a := account{MerchantID: r.MerchantID, Mode: r.Mode, ID: r.ID, CustomerID: r.CustomerID,
-			Balance: r.Balance, Granted: r.Granted, Consumed: r.Consumed, Debt: r.Debt}
-		l := &ledger{s: tenant.Scope{MerchantID: r.MerchantID, Mode: r.Mode}, acct: a, unwatched: !r.Watched}
+		a.MerchantID, a.Mode, a.ID, a.CustomerID, a.Balance = r.MerchantID, r.Mode, r.ID, r.CustomerID, r.Balance
+		l := &ledger{s: tenant.Scope{MerchantID: r.MerchantID, Mode: r.Mode}, acct: a, unwatched: !watched}
 		bt.locked = append(bt.locked, l)
-		bt.index(l, r.Ext)
-		if r.Moved {
+		bt.index(l, ext)
+		if moved {
 			bt.moved = append(bt.moved, l)
 		}
+	}
+	if err := rows.Err(); err != nil {
+		return store.Translate(err)
 	}
 	bt.take(bt.locked, read)
 	for _, l := range bt.moved {

@@ -166,11 +166,8 @@ func (w *writes) write(ctx context.Context, tx *store.Tx, merchantID string) err
 	}
 	str, i64, nstr := func(v []string) any { return pq.StringArray(v) }, func(v []int64) any { return pq.Int64Array(v) },
 		func(v []*string) any { return store.NullTexts(v) }
-	var n struct {
-		Operations int `db:"operations"`
-		Deliveries int `db:"deliveries"`
-	}
-	err := tx.GetContext(ctx, &n, writeSQL,
+	var ops, deliveries int
+	err := tx.QueryRowxContext(ctx, writeSQL,
 		str(w.opM), str(w.opMode), str(w.opID), str(w.opAcct), str(w.opCus), str(w.opKind), i64(w.opAmount), i64(w.opCovered), i64(w.opBalance),
 		nstr(w.opEntry), str(w.opReason), pq.BoolArray(w.opNeg), nstr(w.opExpires), nstr(w.opKey), str(w.opAt),
 		str(w.enM), str(w.enMode), str(w.enID), str(w.enAcct), nstr(w.enOp), str(w.enKind), i64(w.enAmount), nstr(w.enGrant),
@@ -179,17 +176,17 @@ func (w *writes) write(ctx context.Context, tx *store.Tx, merchantID string) err
 		str(w.ubM), str(w.ubGrant), i64(w.ubRemaining),
 		str(w.acM), str(w.acMode), str(w.acCus), i64(w.acBalance), i64(w.acGranted), i64(w.acConsumed), i64(w.acDebt),
 		merchantID,
-		str(w.evM), str(w.evMode), str(w.evID), str(w.evType), str(w.evData), str(w.evAt))
+		str(w.evM), str(w.evMode), str(w.evID), str(w.evType), str(w.evData), str(w.evAt)).Scan(&ops, &deliveries)
 	if store.UniqueViolation(err, "credit_operations_key") {
 		return errConcurrent
 	}
 	if err != nil {
 		return store.Translate(err)
 	}
-	if n.Operations != len(w.opID) {
+	if ops != len(w.opID) {
 		return errConcurrent
 	}
-	if n.Deliveries > 0 {
+	if deliveries > 0 {
 		tx.Notify(events.DeliveryChannel)
 	}
 	return nil

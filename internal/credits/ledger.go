@@ -39,20 +39,21 @@ type bucket struct {
 }
 
 // operation is a credit_operations row: one grant or debit request and the
-// result a replay returns.
+// result a replay returns. Its columns, in operationColumns' order, are
+// scanned by readRow.dests.
 type operation struct {
-	ID             string       `db:"id"`
-	AccountID      string       `db:"account_id"`
-	CustomerID     string       `db:"customer_id"`
-	Kind           string       `db:"kind"`
-	Amount         money.Amount `db:"amount"`
-	Covered        money.Amount `db:"covered"`
-	Balance        money.Amount `db:"balance"`
-	EntryID        *string      `db:"entry_id"`
-	Reason         string       `db:"reason"`
-	AllowNegative  bool         `db:"allow_negative"`
-	ExpiresAt      *time.Time   `db:"expires_at"`
-	IdempotencyKey *string      `db:"idempotency_key"`
+	ID             string
+	AccountID      string
+	CustomerID     string
+	Kind           string
+	Amount         money.Amount
+	Covered        money.Amount
+	Balance        money.Amount
+	EntryID        *string
+	Reason         string
+	AllowNegative  bool
+	ExpiresAt      *time.Time
+	IdempotencyKey *string
 }
 
 const operationColumns = `id, account_id, customer_id, kind, amount, covered, balance, entry_id, reason, allow_negative, expires_at, idempotency_key`
