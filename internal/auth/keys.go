@@ -93,9 +93,9 @@ func lookupKeys(db *store.DB, calls []*batch.Call[keyLookup, keyFound]) {
 		// connection; it plans the array's statement on every run (78 µs,
 		// more than the lookup), judging a generic plan for an array of
 		// unknown length costlier.
-		err = db.SelectContext(ctx, &rows, keyQuery, hashes[0])
+		rows, err = keyRows(db.QueryContext(ctx, keyQuery, hashes[0]))
 	} else {
-		err = db.SelectContext(ctx, &rows, keysQuery, pq.ByteaArray(hashes))
+		rows, err = keyRows(db.QueryContext(ctx, keysQuery, pq.ByteaArray(hashes)))
 	}
 	if err == nil {
 		// Once a minute per key, the batch also records its use; a
