@@ -4,8 +4,6 @@ import (
 	"context"
 	"strconv"
 
-	"github.com/lib/pq"
-
 	"github.com/tollgatehq/tollgate/internal/money"
 	"github.com/tollgatehq/tollgate/internal/store"
 	"github.com/tollgatehq/tollgate/internal/tenant"
@@ -42,6 +40,6 @@ func leaveBalanceChecks(ctx context.Context, tx *store.Tx, cs []balanceCheck) er
 		SELECT 'chk_' || replace(gen_random_uuid()::text, '-', ''), c.m, c.mode, c.cus, 'credits', c.before
 		FROM unnest($1::text[], $2::text[], $3::text[], $4::numeric[]) AS c(m, mode, cus, before)
 		WHERE EXISTS (SELECT 1 FROM alerts a WHERE a.merchant_id = c.m AND a.mode = c.mode AND a.status = 'active'
-			AND a.meter_id IS NULL AND a.type = 'credit_balance_below' AND (a.customer_id IS NULL OR a.customer_id = c.cus))`, pq.StringArray(ms), pq.StringArray(modes), pq.StringArray(custs), pq.StringArray(before))
+			AND a.meter_id IS NULL AND a.type = 'credit_balance_below' AND (a.customer_id IS NULL OR a.customer_id = c.cus))`, store.Texts(ms), store.Texts(modes), store.Texts(custs), store.Texts(before))
 	return store.Translate(err)
 }

@@ -67,7 +67,7 @@ func (t tuples) add(s tenant.Scope, vals ...string) {
 func (t tuples) args(more ...any) []any {
 	out := make([]any, 0, len(t)+len(more))
 	for _, c := range t {
-		out = append(out, pq.StringArray(c))
+		out = append(out, store.Texts(c))
 	}
 	return append(out, more...)
 }
@@ -164,7 +164,7 @@ func (w *writes) write(ctx context.Context, tx *store.Tx, merchantID string) err
 	if len(w.enID) == 0 && len(w.opID) == 0 {
 		return nil
 	}
-	str, i64, nstr := func(v []string) any { return pq.StringArray(v) }, func(v []int64) any { return pq.Int64Array(v) },
+	str, i64, nstr := func(v []string) any { return store.Texts(v) }, func(v []int64) any { return store.Int64s(v) },
 		func(v []*string) any { return store.NullTexts(v) }
 	var ops, deliveries int
 	err := tx.QueryRowxContext(ctx, writeSQL,

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"math"
 	"testing"
 
 	"github.com/lib/pq"
@@ -68,4 +69,46 @@ func TestNullTextsRoundTrip(t *testing.T) {
 	if err := db.GetContext(ctx, &isNull, `SELECT $1::text[] IS NULL`, store.NullTexts(nil)); err != nil || !isNull {
 		t.Fatalf("a nil NullTexts: NULL %v, %v", isNull, err)
 	}
+}
+
+// FuzzTexts checks that Texts sends what pq.StringArray sends.
+func FuzzTexts(f *testing.F) {
+	f.Add("a", "", `say "hi" \ bye`)
+	f.Add(`{,}`, "NULL", " x ")
+	f.Fuzz(func(t *testing.T, a, b, c string) {
+		for _, in := range [][]string{{a, b, c}, {a}, {}, nil} {
+			got, err := store.Texts(in).Value()
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := pq.StringArray(in).Value()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != want {
+				t.Fatalf("Texts %q, pq.StringArray %q", got, want)
+			}
+		}
+	})
+}
+
+// FuzzInt64s checks that Int64s sends what pq.Int64Array sends.
+func FuzzInt64s(f *testing.F) {
+	f.Add(int64(0), int64(-1), int64(1<<40))
+	f.Add(int64(math.MinInt64), int64(math.MaxInt64), int64(-10))
+	f.Fuzz(func(t *testing.T, a, b, c int64) {
+		for _, in := range [][]int64{{a, b, c}, {a}, {}, nil} {
+			got, err := store.Int64s(in).Value()
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := pq.Int64Array(in).Value()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != want {
+				t.Fatalf("Int64s %q, pq.Int64Array %q", got, want)
+			}
+		}
+	})
 }
