@@ -194,6 +194,7 @@ func (it *item) idempotencyKey() *string {
 func (bt *batchTx) apply(ctx context.Context) error {
 	var touched []*ledger
 	seen := map[*ledger]bool{}
+	bt.w.reserve(len(bt.items))
 	for i, it := range bt.items {
 		t := bt.targets[i]
 		if t.later != nil {

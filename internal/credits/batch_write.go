@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"slices"
 	"time"
 
 	"github.com/lib/pq"
@@ -41,6 +42,25 @@ type writes struct {
 	evM, evMode, evID, evType, evData, evAt []string
 	// err is an event that could not be encoded: it fails the batch.
 	err error
+}
+
+// reserve makes room in the columns for n operations, each with an entry,
+// an account and an event, which a batch of n items mostly writes: the
+// columns then do not grow by copying, append after append.
+func (w *writes) reserve(n int) {
+	for _, c := range []*[]string{&w.opM, &w.opMode, &w.opID, &w.opAcct, &w.opCus, &w.opKind, &w.opReason, &w.opAt,
+		&w.enM, &w.enMode, &w.enID, &w.enAcct, &w.enKind, &w.enEffective, &w.enAt,
+		&w.acM, &w.acMode, &w.acCus, &w.evM, &w.evMode, &w.evID, &w.evType, &w.evData, &w.evAt} {
+		*c = slices.Grow(*c, n)
+	}
+	for _, c := range []*[]int64{&w.opAmount, &w.opCovered, &w.opBalance, &w.enAmount, &w.enSettled,
+		&w.acBalance, &w.acGranted, &w.acConsumed, &w.acDebt} {
+		*c = slices.Grow(*c, n)
+	}
+	for _, c := range []*[]*string{&w.opEntry, &w.opExpires, &w.opKey, &w.enOp, &w.enGrant, &w.enExpires} {
+		*c = slices.Grow(*c, n)
+	}
+	w.opNeg = slices.Grow(w.opNeg, n)
 }
 
 // tuples collects rows of text columns led by a scope, as one array per
