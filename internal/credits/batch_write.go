@@ -42,6 +42,18 @@ type writes struct {
 	evM, evMode, evID, evType, evData, evAt []string
 	// err is an event that could not be encoded: it fails the batch.
 	err error
+	// at is the time last formatted, as text (see ts).
+	at     time.Time
+	atText string
+}
+
+// ts is the package's ts, the last time formatted reused: an item's
+// operation, entries and event are written at its one time.
+func (w *writes) ts(t time.Time) string {
+	if w.atText == "" || !t.Equal(w.at) {
+		w.at, w.atText = t, ts(t)
+	}
+	return w.atText
 }
 
 // reserve makes room in the columns for n operations, each with an entry,
@@ -107,7 +119,7 @@ func (w *writes) op(l *ledger, o operation, now time.Time) {
 	w.opAcct, w.opCus, w.opKind = append(w.opAcct, o.AccountID), append(w.opCus, o.CustomerID), append(w.opKind, o.Kind)
 	w.opAmount, w.opCovered, w.opBalance = append(w.opAmount, int64(o.Amount)), append(w.opCovered, int64(o.Covered)), append(w.opBalance, int64(o.Balance))
 	w.opEntry, w.opReason, w.opNeg = append(w.opEntry, o.EntryID), append(w.opReason, o.Reason), append(w.opNeg, o.AllowNegative)
-	w.opExpires, w.opKey, w.opAt = append(w.opExpires, tsp(o.ExpiresAt)), append(w.opKey, o.IdempotencyKey), append(w.opAt, ts(now))
+	w.opExpires, w.opKey, w.opAt = append(w.opExpires, tsp(o.ExpiresAt)), append(w.opKey, o.IdempotencyKey), append(w.opAt, w.ts(now))
 }
 
 // entries adds ledger entries written at now by the operation opID ("" for
@@ -121,7 +133,7 @@ func (w *writes) entries(l *ledger, es []entry, opID string, now time.Time) {
 		w.enM, w.enMode, w.enID, w.enAcct = append(w.enM, l.acct.MerchantID), append(w.enMode, string(l.acct.Mode)), append(w.enID, e.ID), append(w.enAcct, l.acct.ID)
 		w.enOp, w.enKind, w.enAmount, w.enGrant = append(w.enOp, op), append(w.enKind, e.Kind), append(w.enAmount, int64(e.Amount)), append(w.enGrant, e.GrantID)
 		w.enExpires, w.enSettled = append(w.enExpires, tsp(e.ExpiresAt)), append(w.enSettled, int64(e.Settled))
-		w.enEffective, w.enAt = append(w.enEffective, ts(e.EffectiveAt)), append(w.enAt, ts(now))
+		w.enEffective, w.enAt = append(w.enEffective, w.ts(e.EffectiveAt)), append(w.enAt, w.ts(now))
 	}
 }
 
@@ -134,7 +146,7 @@ func (w *writes) event(s tenant.Scope, typ string, at time.Time, data any) {
 		return
 	}
 	w.evM, w.evMode, w.evID = append(w.evM, s.MerchantID), append(w.evMode, string(s.Mode)), append(w.evID, id.New("evt"))
-	w.evType, w.evData, w.evAt = append(w.evType, typ), append(w.evData, string(body)), append(w.evAt, ts(at))
+	w.evType, w.evData, w.evAt = append(w.evType, typ), append(w.evData, string(body)), append(w.evAt, w.ts(at))
 }
 
 // ledger adds the remainders and the projection of an account the batch
