@@ -81,10 +81,12 @@ type deliverer struct {
 	// freeing room may let it claim something (see claim and commit).
 	leftBehind bool
 	released   uint64
-	records    chan []webhooks.Answer
-	sending    sync.WaitGroup
-	recorded   chan struct{} // closed when the recorder has stopped
-	failLog    *rateLog
+	// last is the latest claim's outcome, guarded by mu (see hold).
+	last     lastClaim
+	records  chan []webhooks.Answer
+	sending  sync.WaitGroup
+	recorded chan struct{} // closed when the recorder has stopped
+	failLog  *rateLog
 }
 
 func newDeliverer(cfg Config, db *store.DB, log *slog.Logger, m *deliveryMetrics) (*deliverer, error) {
@@ -150,6 +152,10 @@ func (d *deliverer) next(ctx context.Context, claimedAt time.Time) (time.Time, b
 func (d *deliverer) claim(ctx context.Context, _ time.Time) (more bool, err error) {
 	d.mu.Lock()
 	released := d.released
+	if d.hold(time.Now()) {
+		d.mu.Unlock()
+		return false, nil
+	}
 	full := d.pacer.full()
 	d.mu.Unlock()
 	room := cap(d.slots) - len(d.slots)
@@ -202,16 +208,6 @@ func (d *deliverer) claim(ctx context.Context, _ time.Time) (more bool, err erro
 	return d.claimed(released, short), nil
 }
 
-// claimed notes whether the claim that began when released attempts had
-// been freed left deliveries behind, and says whether it must claim again
-// at once: it did, and room was freed since it began.
-func (d *deliverer) claimed(released uint64, short bool) bool {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.leftBehind = short
-	return short && d.released != released
-}
-
 // attempt sends one claimed attempt and hands its answer to the recorder
 // with the rest of its group's (see answers).
 func (d *deliverer) attempt(job webhooks.Job, group *answers) {
@@ -231,34 +227,6 @@ func (d *deliverer) attempt(job webhooks.Job, group *answers) {
 	}
 	if len(all) > 0 {
 		d.records <- all
-	}
-}
-
-// release frees the slot of a recorded attempt. An attempt holds its slot
-// (and its endpoint's share) until it is on record, so the next claim sees
-// the delivery's new state.
-func (d *deliverer) release(job webhooks.Job) {
-	<-d.slots
-	d.mu.Lock()
-	d.pacer.finished(job.EndpointID, time.Now())
-	d.released++
-	d.mu.Unlock()
-}
-
-// wake wakes the job after a batch of answers was recorded (or given up
-// on) if there may be work for it: the latest claim left deliveries behind
-// for want of the room now freed, or an answer scheduled a retry (which
-// may be the earliest due, sooner than the job means to look).
-func (d *deliverer) wake(batch []webhooks.Answer) {
-	d.mu.Lock()
-	wake := d.leftBehind
-	d.leftBehind = false
-	d.mu.Unlock()
-	for _, a := range batch {
-		wake = wake || !a.Result.OK()
-	}
-	if wake {
-		d.kick()
 	}
 }
 

@@ -86,3 +86,52 @@ func TestAnswersOfAClaimGoTogether(t *testing.T) {
 		t.Fatalf("the late last answer handed on %v, want itself alone", got)
 	}
 }
+
+// After a claim short of room, the next one waits until a quarter of the
+// attempts then in flight are released (or inFlightWait has passed), and
+// leaves the job to the recordings meanwhile; a claim that left nothing
+// behind, or one with nothing in flight, holds nothing back.
+func TestClaimWaitsForABiteOfRoom(t *testing.T) {
+	t.Parallel()
+	d := &deliverer{slots: make(chan struct{}, 8), pacer: newPacer(8, 8)}
+	job := webhooks.Job{Delivery: webhooks.Delivery{EndpointID: "we_a"}}
+	now := time.Now()
+	if d.hold(now) {
+		t.Fatal("holds before any claim")
+	}
+	for range 8 {
+		d.slots <- struct{}{}
+		d.pacer.started("we_a", now)
+	}
+	d.claimed(d.released, true)
+	if !d.hold(time.Now()) {
+		t.Fatal("a claim right after a short one, nothing released, reads the queue")
+	}
+	if !d.leftBehind {
+		t.Fatal("holding does not leave the next recording to wake the job")
+	}
+	d.release(job)
+	if !d.hold(time.Now()) {
+		t.Fatal("one release of 8 in flight let a claim read the queue; want a quarter (2)")
+	}
+	d.release(job)
+	if d.hold(time.Now()) {
+		t.Fatal("a quarter of the attempts released, and the claim still holds")
+	}
+	if d.hold(d.last.at.Add(inFlightWait)) {
+		t.Fatal("a short claim inFlightWait old still holds the next back")
+	}
+
+	d.claimed(d.released, false)
+	if d.hold(time.Now()) {
+		t.Fatal("a claim that left nothing behind holds the next back")
+	}
+	d.claimed(d.released, true)
+	for len(d.slots) > 0 {
+		d.release(job)
+	}
+	d.last.released = d.released
+	if d.hold(time.Now()) {
+		t.Fatal("holds with no attempt in flight, when no recording will wake the job")
+	}
+}
