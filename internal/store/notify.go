@@ -97,15 +97,30 @@ func (h *hub) fire(channel string) {
 	}
 }
 
-// run sends the queued NOTIFYs, all pending channels in one statement;
-// channels fired while one is in flight go in the next.
+// notifyGap is the least time between two NOTIFY statements: channels
+// fired meanwhile wait for the next. Under a stream of commits each batch
+// of events otherwise cost a statement and a transaction of its own (1,551
+// in a 10 s phase of webhook-subscribed credit grants, one per batch);
+// other replicas hear of work at most this much later.
+const notifyGap = 10 * time.Millisecond
+
+// run sends the queued NOTIFYs, all pending channels in one statement, at
+// most one statement each notifyGap; channels fired while one is in flight
+// or during the gap go in the next.
 func (h *hub) run() {
 	defer close(h.done)
+	gap := time.NewTimer(0)
+	defer gap.Stop()
 	for {
 		select {
 		case <-h.stop:
 			return
 		case <-h.kick:
+		}
+		select {
+		case <-h.stop:
+			return
+		case <-gap.C:
 		}
 		h.mu.Lock()
 		chans := make([]string, 0, len(h.pending))
@@ -122,6 +137,7 @@ func (h *hub) run() {
 		_, _ = h.db.ExecContext(ctx, `SELECT pg_notify(ch, $2) FROM set_config('synchronous_commit', 'off', true) AS async,
 			unnest($1::text[]) AS ch`, pq.StringArray(chans), h.origin)
 		cancel()
+		gap.Reset(notifyGap)
 	}
 }
 
