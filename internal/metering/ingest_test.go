@@ -2,6 +2,7 @@ package metering
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"testing"
 	"time"
@@ -79,4 +80,68 @@ func TestBatchReplayingSomeKeysStoresTheOthersOnce(t *testing.T) {
 	if a.Count != 6 || fmt.Sprint(a.Sum) != "43" {
 		t.Errorf("usage: %d events, sum %v; want 6 and 43", a.Count, a.Sum)
 	}
+}
+
+// Each event of a batch keeps its own properties and timestamp, to the
+// microsecond, whichever of its neighbours have properties: they travel
+// to PostgreSQL as one text split on a separator, and the timestamps as
+// microseconds. A batch of one event without properties too.
+func TestBatchKeepsEachEventsPropertiesAndTimestamp(t *testing.T) {
+	db, s, cust := fixture(t)
+	ctx := context.Background()
+	now := time.Date(2026, 7, 15, 12, 30, 0, 0, time.UTC)
+	if _, _, err := Create(ctx, db, s, Input{Key: "calls", DisplayName: "calls", Aggregation: Count}, now.Add(-time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	g := NewIngester()
+	props := []string{`{"a":"x,y]"}`, "", `{"b":"\u00e9\n\t\"q\"","n":[1,{"c":null}]}`, "", "", `{ "d" : 1 }`}
+	var batches [][]EventInput
+	for i, p := range props {
+		at := now.Add(-time.Duration(i)*time.Minute - time.Duration(i*1234567+1)*time.Nanosecond*1000)
+		in := EventInput{EventName: "calls", CustomerID: &cust, Timestamp: &at}
+		if p != "" {
+			in.Properties = json.RawMessage(p)
+		}
+		if len(batches) == 0 || i >= 4 {
+			batches = append(batches, nil)
+		}
+		batches[len(batches)-1] = append(batches[len(batches)-1], in)
+	}
+	for _, b := range batches {
+		res, err := g.Ingest(ctx, db, s, b, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, r := range res {
+			var got struct {
+				Props *string   `db:"properties"`
+				At    time.Time `db:"event_timestamp"`
+			}
+			if err := db.GetContext(ctx, &got, `SELECT properties::text AS properties, event_timestamp FROM meter_events WHERE merchant_id = $1 AND id = $2`,
+				s.MerchantID, r.Event.ID); err != nil {
+				t.Fatal(err)
+			}
+			if !got.At.Equal(*b[i].Timestamp) {
+				t.Errorf("event %s: stored at %s, sent %s", r.Event.ID, got.At, *b[i].Timestamp)
+			}
+			switch {
+			case b[i].Properties == nil && got.Props != nil:
+				t.Errorf("event %s: properties %s, sent none", r.Event.ID, *got.Props)
+			case b[i].Properties != nil && (got.Props == nil || !jsonEqual(t, *got.Props, string(b[i].Properties))):
+				t.Errorf("event %s: properties %v, sent %s", r.Event.ID, got.Props, b[i].Properties)
+			}
+		}
+	}
+}
+
+func jsonEqual(t *testing.T, a, b string) bool {
+	t.Helper()
+	var x, y any
+	if err := json.Unmarshal([]byte(a), &x); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal([]byte(b), &y); err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprint(x) == fmt.Sprint(y)
 }
