@@ -2,10 +2,12 @@ package metering
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/tollgatehq/tollgate/internal/store"
+	"github.com/tollgatehq/tollgate/internal/tenant"
 )
 
 // A batch whose external ids were all resolved by an earlier committed
@@ -155,4 +157,52 @@ func waitForLockWaiter(t *testing.T, db *store.DB) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	t.Fatal("no session came to wait for an advisory lock")
+}
+
+// BenchmarkRememberedCustomers looks up the 500 external ids of a batch
+// among 1,000 remembered customers.
+func BenchmarkRememberedCustomers(b *testing.B) {
+	g := NewIngester()
+	s := tenant.Scope{MerchantID: "mer_0123456789abcdefABCDEFGH", Mode: tenant.Test}
+	m := map[string]string{}
+	var exts []string
+	for i := range 1000 {
+		x := fmt.Sprintf("cust-%04d", i)
+		m[x] = "cus_" + x
+		exts = append(exts, x)
+	}
+	g.rememberCustomers(s, m)
+	b.ReportAllocs()
+	for b.Loop() {
+		known := g.customers(s)
+		for _, x := range exts[:500] {
+			if _, ok := known(x); !ok {
+				b.Fatal(x)
+			}
+		}
+	}
+}
+
+// A remembered customer is found in its scope only, and the cache starts
+// over, every scope's, once it holds maxCachedCustomers.
+func TestRememberedCustomersStayInTheirScope(t *testing.T) {
+	g := NewIngester()
+	test := tenant.Scope{MerchantID: "mer_a", Mode: tenant.Test}
+	for _, other := range []tenant.Scope{{MerchantID: "mer_a", Mode: tenant.Live}, {MerchantID: "mer_b", Mode: tenant.Test}} {
+		g.rememberCustomers(test, map[string]string{"x": "cus_1"})
+		if cid, ok := g.customers(test)("x"); !ok || cid != "cus_1" {
+			t.Fatalf("in its scope: %q %v", cid, ok)
+		}
+		if cid, ok := g.customers(other)("x"); ok {
+			t.Errorf("found in %+v: %q", other, cid)
+		}
+	}
+	g.custSize.Store(maxCachedCustomers)
+	g.rememberCustomers(tenant.Scope{MerchantID: "mer_b", Mode: tenant.Test}, map[string]string{"y": "cus_2"})
+	if _, ok := g.customers(test)("x"); ok {
+		t.Error("still remembered past the bound")
+	}
+	if cid, ok := g.customers(tenant.Scope{MerchantID: "mer_b", Mode: tenant.Test})("y"); !ok || cid != "cus_2" {
+		t.Errorf("the customer remembered past the bound: %q %v", cid, ok)
+	}
 }

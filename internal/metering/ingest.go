@@ -29,7 +29,7 @@ import (
 type Ingester struct {
 	meters     sync.Map // cacheKey → Meter
 	cachedSize atomic.Int64
-	customers  sync.Map // cacheKey of the external id → customer id
+	byScope    sync.Map // tenant.Scope → *sync.Map (external id → customer id)
 	custSize   atomic.Int64
 }
 
@@ -137,7 +137,7 @@ func (g *Ingester) ingestTx(ctx context.Context, tx *store.Tx, s tenant.Scope, i
 		res[i].Event = Event{Mode: s.Mode, MeterID: m.ID, MeterKey: m.Key, Value: v, Timestamp: *in.Timestamp,
 			Properties: in.Properties, IdempotencyKey: in.IdempotencyKey}
 	}
-	learned, err := resolveCustomers(ctx, tx, s, ins, res, now, func(ext string) (string, bool) { return g.customer(s, ext) })
+	learned, err := resolveCustomers(ctx, tx, s, ins, res, now, g.customers(s))
 	if err != nil {
 		return nil, nil, err
 	}
