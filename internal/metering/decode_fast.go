@@ -2,6 +2,7 @@ package metering
 
 import (
 	"encoding/json"
+	"time"
 
 	"github.com/tollgatehq/tollgate/internal/fields"
 )
@@ -36,6 +37,15 @@ type batchParser struct {
 	src  string
 	i    int
 	keys []string // the keys of the objects being read (see value)
+	// The events' optional fields point into these, one allocation each
+	// a batch instead of one a field (~2,000 a 500-event batch).
+	strs   []string
+	times  []time.Time
+	values []int64
+	// The last timestamp read and what it parsed to: a batch's events
+	// mostly share their timestamp, which is parsed once.
+	stamp  string
+	parsed time.Time
 }
 
 func (p *batchParser) ws() {
@@ -120,7 +130,9 @@ func decodeBatchFast(body []byte) (req Request, ok bool) {
 	}
 	p.src = string(body)
 	// An event takes 60 bytes at least.
-	events := make([]EventInput, 0, min(MaxBatch, len(body)/60+1))
+	n := min(MaxBatch, len(body)/60+1)
+	events := make([]EventInput, 0, n)
+	p.strs, p.times, p.values = make([]string, 0, 3*n), make([]time.Time, 0, n), make([]int64, 0, n)
 	for {
 		if len(events) == MaxBatch {
 			return Request{}, false
@@ -175,9 +187,17 @@ func (p *batchParser) event() (EventInput, bool) {
 		case "timestamp":
 			bit = fTimestamp
 			var s string
-			if s, ok = p.plain(); ok {
-				t, err := fields.ParseTime("timestamp", s)
-				in.Timestamp, ok = &t, err == nil
+			if s, ok = p.plain(); ok && s != p.stamp {
+				var err error
+				p.parsed, err = fields.ParseTime("timestamp", s)
+				p.stamp, ok = s, err == nil
+				if !ok {
+					p.stamp = ""
+				}
+			}
+			if ok {
+				p.times = append(p.times, p.parsed)
+				in.Timestamp = &p.times[len(p.times)-1]
 			}
 		case "properties":
 			bit = fProperties
@@ -187,7 +207,8 @@ func (p *batchParser) event() (EventInput, bool) {
 			var raw []byte
 			if raw, ok = p.digits(); ok {
 				v, err := ParseValue("value", raw)
-				in.Value, ok = &v, err == nil
+				p.values = append(p.values, v)
+				in.Value, ok = &p.values[len(p.values)-1], err == nil
 			}
 		default:
 			return in, false
@@ -208,5 +229,6 @@ func (p *batchParser) event() (EventInput, bool) {
 // str is plain as an optional field's value.
 func (p *batchParser) str() (*string, bool) {
 	s, ok := p.plain()
-	return &s, ok
+	p.strs = append(p.strs, s)
+	return &p.strs[len(p.strs)-1], ok
 }
