@@ -91,9 +91,7 @@ func (in *EventInput) Validate(now time.Time) error {
 	}
 	if in.Properties != nil {
 		p := bytes.TrimSpace(in.Properties)
-		// propsSep never occurs in valid JSON; a caller passing raw bytes
-		// holding it would shift the properties of the batch's events.
-		if len(p) == 0 || p[0] != '{' || bytes.IndexByte(p, propsSep) >= 0 {
+		if len(p) == 0 || p[0] != '{' {
 			return apperr.Field("properties", "must be a JSON object")
 		}
 	}

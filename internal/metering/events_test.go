@@ -68,8 +68,6 @@ func TestValidate(t *testing.T) {
 		{EventInput{EventName: "a", IdempotencyKey: str("")}, "idempotency_key:"},
 		{EventInput{EventName: "a", ExternalCustomerID: str("")}, "external_customer_id:"},
 		{EventInput{EventName: "a", Properties: json.RawMessage(`[1]`)}, "properties:"},
-		// Not JSON, and the separator of the write statement's properties.
-		{EventInput{EventName: "a", Properties: json.RawMessage("{\"a\":1}\x01{\"b\":2}")}, "properties:"},
 	} {
 		err := tc.in.Validate(now)
 		switch {

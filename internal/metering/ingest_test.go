@@ -83,9 +83,9 @@ func TestBatchReplayingSomeKeysStoresTheOthersOnce(t *testing.T) {
 }
 
 // Each event of a batch keeps its own properties and timestamp, to the
-// microsecond, whichever of its neighbours have properties: they travel
-// to PostgreSQL as one text split on a separator, and the timestamps as
-// microseconds. A batch of one event without properties too.
+// microsecond, whichever of its neighbours have properties (they travel
+// to PostgreSQL together, as one document). A batch of one event without
+// properties too.
 func TestBatchKeepsEachEventsPropertiesAndTimestamp(t *testing.T) {
 	db, s, cust := fixture(t)
 	ctx := context.Background()
