@@ -25,17 +25,7 @@ func (a Texts) Value() (driver.Value, error) {
 	for _, s := range a {
 		n += len(s) + 3
 	}
-	var b strings.Builder
-	b.Grow(n)
-	b.WriteByte('{')
-	for i, s := range a {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		quote(&b, s)
-	}
-	b.WriteByte('}')
-	return b.String(), nil
+	return arrayText(len(a), n, func(b *strings.Builder, i int) { quote(b, a[i]) }), nil
 }
 
 // NullTexts is a text[] parameter whose nil elements are NULL: what
@@ -57,21 +47,29 @@ func (a NullTexts) Value() (driver.Value, error) {
 			n += len(*s)
 		}
 	}
+	return arrayText(len(a), n, func(b *strings.Builder, i int) {
+		if a[i] == nil {
+			b.WriteString("NULL")
+		} else {
+			quote(b, *a[i])
+		}
+	}), nil
+}
+
+// arrayText is the text form of an array of n elements, each written by
+// elem, built in one allocation of size bytes.
+func arrayText(n, size int, elem func(b *strings.Builder, i int)) string {
 	var b strings.Builder
-	b.Grow(n)
+	b.Grow(size)
 	b.WriteByte('{')
-	for i, s := range a {
+	for i := range n {
 		if i > 0 {
 			b.WriteByte(',')
 		}
-		if s == nil {
-			b.WriteString("NULL")
-			continue
-		}
-		quote(&b, *s)
+		elem(&b, i)
 	}
 	b.WriteByte('}')
-	return b.String(), nil
+	return b.String()
 }
 
 // quote writes s double-quoted, with '"' and '\' escaped by a '\'.
@@ -102,18 +100,8 @@ func (a Int64s) Value() (driver.Value, error) {
 	for _, v := range a {
 		n += digits(v) + 1
 	}
-	var b strings.Builder
-	b.Grow(n)
-	b.WriteByte('{')
 	var num [20]byte
-	for i, v := range a {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.Write(strconv.AppendInt(num[:0], v, 10))
-	}
-	b.WriteByte('}')
-	return b.String(), nil
+	return arrayText(len(a), n, func(b *strings.Builder, i int) { b.Write(strconv.AppendInt(num[:0], a[i], 10)) }), nil
 }
 
 // digits is the length of v in decimal, its sign included.
