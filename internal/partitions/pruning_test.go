@@ -68,22 +68,29 @@ func TestRecentQueriesReadRecentPartitions(t *testing.T) {
 		old       []string
 		// head: an old partition may be read for its first row only.
 		head bool
+		// cond: the start of the index condition the rows are found by.
+		cond string
 	}{
 		{"usage_window", `SELECT count(*), coalesce(sum(value), 0), max(value) FROM meter_events
 			WHERE merchant_id = $1 AND mode = $2 AND customer_id = $3 AND meter_id = $4 AND event_timestamp >= $5 AND cancelled_at IS NULL`,
-			[]any{"mch_p", "live", "cus_p", "mtr_p", weekAgo}, oldMeter, false},
+			[]any{"mch_p", "live", "cus_p", "mtr_p", weekAgo}, oldMeter, false, "Index Cond: ((customer_id = "},
 		{"usage_span", `SELECT count(*), coalesce(sum(value), 0) FROM meter_events
 			WHERE merchant_id = $1 AND mode = $2 AND customer_id = $3 AND meter_id = $4 AND event_timestamp >= $5 AND event_timestamp < $6 AND cancelled_at IS NULL`,
-			[]any{"mch_p", "live", "cus_p", "mtr_p", hourAgo, now}, oldMeter, false},
+			[]any{"mch_p", "live", "cus_p", "mtr_p", hourAgo, now}, oldMeter, false, "Index Cond: ((customer_id = "},
 		{"dedupe", `SELECT e.id, e.value FROM unnest($3::text[]) AS r(ikey)
 			JOIN meter_event_keys k ON k.merchant_id = $1 AND k.mode = $2 AND k.idempotency_key = r.ikey
 			JOIN meter_events e ON e.merchant_id = k.merchant_id AND e.id = k.event_id AND e.event_timestamp = k.event_timestamp`,
-			[]any{"mch_p", "live", "{key1,key2}"}, oldMeter, false},
+			[]any{"mch_p", "live", "{key1,key2}"}, oldMeter, false, ""},
 		{"feed_first_page", `SELECT id, seq FROM events WHERE merchant_id = $1 AND mode = $2
-			ORDER BY created_at DESC, seq DESC LIMIT 26`, []any{"mch_p", "live"}, oldEvents, true},
+			ORDER BY created_at DESC, seq DESC LIMIT 26`, []any{"mch_p", "live"}, oldEvents, true, ""},
 	} {
 		for _, mode := range []string{"force_custom_plan", "force_generic_plan"} {
 			plan := explain(t, db, c.name, mode, c.sql, c.args)
+			// Usage is read through the index led by the customer, which
+			// every reader names (see migration 079).
+			if c.cond != "" && !strings.Contains(plan, c.cond) {
+				t.Errorf("%s (%s) does not find its rows by %q:\n%s", c.name, mode, c.cond, plan)
+			}
 			for _, line := range strings.Split(plan, "\n") {
 				for _, p := range c.old {
 					if strings.Contains(line, p+" ") && !strings.Contains(line, "(never executed)") &&
