@@ -50,10 +50,10 @@ type Answer struct {
 // was flushed before it was sent, so the lease still holds until it runs
 // out, and the attempt is then recorded as interrupted and made again:
 // delivered at least once, never twice at once. The
-// statements that may follow it (failing an exhausted delivery, disabling
-// an endpoint that answered 410) are each right on their own, and a batch
-// run again after one of them failed does no harm, so they need no
-// transaction with it.
+// statements around it (disabling an endpoint that answered 410, before
+// it; failing an exhausted delivery, after it) are each right on their
+// own, and a batch run again after one of them failed does no harm, so
+// they need no transaction with it.
 //
 // A 410 Gone disables the endpoint and records why (DisabledGone). A 429 or
 // 503 with a Retry-After is retried after the wait it asks for, held
@@ -118,6 +118,19 @@ func recordMerchant(ctx context.Context, q store.Querier, merchantID string, ans
 			gone = append(gone, job)
 		}
 	}
+	for _, job := range gone {
+		// The receiver says the endpoint is gone for good: stop sending to
+		// it (its deliveries wait, pending, should it be enabled again).
+		// Disabled before the answer is recorded: recorded first, the
+		// delivery fell due for its retry while its lease ended, and a
+		// claim between the two statements sent the gone endpoint a
+		// second request.
+		_, err := q.ExecContext(ctx, `UPDATE webhook_endpoints SET enabled = false, disabled_reason = $3, disabled_at = clock_timestamp()
+			WHERE merchant_id = $1 AND id = $2 AND enabled`, job.MerchantID, job.EndpointID, DisabledGone)
+		if err != nil {
+			return store.Translate(err)
+		}
+	}
 	if len(w.aDelivery) > 0 || len(w.mID) > 0 {
 		str, nint, nstr := func(v []string) any { return pq.StringArray(v) }, func(v []*int) any { return pq.GenericArray{A: v} },
 			func(v []*string) any { return store.NullTexts(v) }
@@ -132,15 +145,6 @@ func recordMerchant(ctx context.Context, q store.Querier, merchantID string, ans
 	}
 	for _, job := range exhausted {
 		if _, err := q.ExecContext(ctx, exhaustedSQL, job.MerchantID, job.ID, job.Attempt, interruptedError); err != nil {
-			return store.Translate(err)
-		}
-	}
-	for _, job := range gone {
-		// The receiver says the endpoint is gone for good: stop sending to
-		// it (its deliveries wait, pending, should it be enabled again).
-		_, err := q.ExecContext(ctx, `UPDATE webhook_endpoints SET enabled = false, disabled_reason = $3, disabled_at = clock_timestamp()
-			WHERE merchant_id = $1 AND id = $2 AND enabled`, job.MerchantID, job.EndpointID, DisabledGone)
-		if err != nil {
 			return store.Translate(err)
 		}
 	}

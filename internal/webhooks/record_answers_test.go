@@ -2,6 +2,7 @@ package webhooks
 
 import (
 	"context"
+	"database/sql"
 	"testing"
 	"time"
 
@@ -111,5 +112,61 @@ func TestParseRetryAfter(t *testing.T) {
 		if got != tt.want || ok != tt.ok {
 			t.Errorf("%q: %v %v, want %v %v", tt.in, got, ok, tt.want, tt.ok)
 		}
+	}
+}
+
+// claimAfterExec is the pool, claiming whatever is due after each of
+// Record's statements, as another worker could between them.
+type claimAfterExec struct {
+	*store.DB
+	t       *testing.T
+	claimed []string
+}
+
+func (c *claimAfterExec) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	res, err := c.DB.ExecContext(ctx, query, args...)
+	all := func(eps []string) map[string]int {
+		room := map[string]int{}
+		for _, ep := range eps {
+			room[ep] = 10
+		}
+		return room
+	}
+	jobs, cerr := Claim(ctx, c.DB, 10, nil, all, time.Minute)
+	if cerr != nil {
+		c.t.Fatal(cerr)
+	}
+	for _, j := range jobs {
+		c.claimed = append(c.claimed, j.ID)
+	}
+	return res, err
+}
+
+// An endpoint that answered 410 is disabled before the answer is
+// recorded: recorded first, its retry (here due at once) could be claimed
+// and sent to the gone endpoint between the two statements.
+func TestGoneEndpointDisabledBeforeItsRetryFallsDue(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := testdb.Open(t)
+	execAll(t, db,
+		`INSERT INTO merchants (id, name) VALUES ('mer_gr', 'gr')`,
+		`INSERT INTO webhook_endpoints (merchant_id, mode, id, url, secret) VALUES ('mer_gr', 'test', 'we_gr', 'https://hooks.example.com/gone', 's')`,
+		`INSERT INTO events (merchant_id, mode, id, type, data) VALUES ('mer_gr', 'test', 'evt_gr', 'invoice.created', '{}')`,
+		`INSERT INTO webhook_deliveries (merchant_id, mode, id, event_id, endpoint_id, attempts, leased_until)
+			VALUES ('mer_gr', 'test', 'dlv_gr', 'evt_gr', 'we_gr', 1, now() + interval '15 seconds')`,
+	)
+	job := Job{Delivery: Delivery{MerchantID: "mer_gr", Mode: tenant.Test, ID: "dlv_gr", EventID: "evt_gr", EndpointID: "we_gr",
+		UpdatedAt: time.Now()}, Attempt: 1}
+	q := &claimAfterExec{DB: db, t: t}
+	if err := Record(ctx, q, []Answer{{job, Result{StartedAt: time.Now(), Status: 410}}}, []time.Duration{0}); err != nil {
+		t.Fatal(err)
+	}
+	if len(q.claimed) != 0 {
+		t.Errorf("claimed %v while Record ran: a second request to a gone endpoint", q.claimed)
+	}
+	var status string
+	if err := db.GetContext(ctx, &status, `SELECT status FROM webhook_deliveries WHERE id = 'dlv_gr'`); err != nil || status != StatusPending {
+		t.Errorf("delivery after the 410: %q, %v (want it pending, for the endpoint's return)", status, err)
 	}
 }
