@@ -24,9 +24,38 @@ var tenantOnly = regexp.MustCompile(`Index Cond: \(\(?merchant_id = [^)]*\)?( AN
 // never by a scan of the table or of a merchant's rows.
 func AssertProbes(t *testing.T, stmts map[string]string) {
 	t.Helper()
+	assertProbes(t, freshConn(t), "fresh", stmts)
+}
+
+// AssertProbesAsTablesFill is AssertProbes at three states of the tables:
+// fresh; after the statements of fill wrote rows that were never analysed
+// (the planner then prices each index by the table's size alone, and
+// between an install's first rows and its first analysis, a few seconds
+// under load, every generic plan is made so); and once the tables named in
+// analyse are analysed (those fill made large: a table analysed with a row
+// or two is rightly read whole).
+func AssertProbesAsTablesFill(t *testing.T, stmts map[string]string, fill []string, analyse ...string) {
+	t.Helper()
 	conn := freshConn(t)
+	assertProbes(t, conn, "fresh", stmts)
+	for _, q := range fill {
+		if _, err := conn.ExecContext(context.Background(), q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	assertProbes(t, conn, "filled", stmts)
+	for _, table := range analyse {
+		if _, err := conn.ExecContext(context.Background(), `ANALYZE `+table); err != nil {
+			t.Fatal(err)
+		}
+	}
+	assertProbes(t, conn, "analysed", stmts)
+}
+
+func assertProbes(t *testing.T, conn *sql.Conn, stage string, stmts map[string]string) {
+	t.Helper()
 	for name, sql := range stmts {
-		t.Run(name, func(t *testing.T) {
+		t.Run(stage+"/"+name, func(t *testing.T) {
 			plan := GenericPlan(t, conn, name, sql)
 			text := strings.Join(plan, "\n")
 			for _, line := range plan {
