@@ -24,7 +24,7 @@ import (
 // enough). With no account changed and each one's first remainders
 // enough, it sends nothing.
 func (bt *batchTx) read(ctx context.Context) error {
-	ahead := bt.cfg.readAhead
+	ahead := bt.ahead
 	if len(bt.moved) > 0 {
 		accts, keys := newTuples(1), newTuples(1)
 		for _, l := range bt.moved {

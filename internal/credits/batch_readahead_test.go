@@ -98,3 +98,43 @@ func remainders(t *testing.T, f *fixture) []string {
 	}
 	return out
 }
+
+// A batch of grants alone reads an account's first remainder only when it
+// is due, and then every remainder: it expires exactly those due at its
+// items' times, none, one or several, with the balances Grant gives.
+func TestBatchOfGrantsExpiresWhatIsDue(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name    string
+		at      time.Duration // after t0, of the batch's grants
+		balance int64         // after the first grant of the batch (5)
+	}{
+		{"none due", 30 * time.Second, 30 + 100 + 5},
+		{"one due", time.Minute, 20 + 100 + 5},
+		{"several due", 150 * time.Second, 10 + 100 + 5},
+		{"all due", time.Hour, 100 + 5},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			f := setup(t)
+			u1 := f.customer("u1")
+			for i := range 3 {
+				exp := t0.Add(time.Duration(i+1) * time.Minute)
+				f.mustGrant(u1, 10, &exp, t0)
+			}
+			f.mustGrant(u1, 100, nil, t0)
+			at := t0.Add(c.at)
+			g := func(amount int64) call {
+				return call{grant: &credits.GrantInput{Customer: ref(u1), Amount: money.Amount(amount)}, now: at}
+			}
+			got := f.runQueued([]call{g(5), g(7)})
+			if got[0].Err != "" || got[1].Err != "" {
+				t.Fatalf("results %+v", got)
+			}
+			if got[0].Grant.Balance != money.Amount(c.balance) || got[1].Grant.Balance != money.Amount(c.balance+7) {
+				t.Errorf("balances %d and %d, want %d and %d", got[0].Grant.Balance, got[1].Grant.Balance, c.balance, c.balance+7)
+			}
+			checkInvariants(t, f, at)
+		})
+	}
+}

@@ -78,6 +78,10 @@ type batchTx struct {
 	fresh    map[string]bool      // grant ids of remainders this batch creates
 	w        writes
 	checks   []balanceCheck
+	// ahead and dueBy are what lock read of each account's remainders
+	// (readAhead).
+	ahead int
+	dueBy *string
 }
 
 // batchConfig is what a batch's transaction takes from its Batcher.
