@@ -20,14 +20,14 @@ import (
 	"github.com/tollgatehq/tollgate/internal/testdb"
 )
 
-// Debit throughput through the HTTP API: a daemon on loopback with rate
-// limits off, 16 concurrent clients (8 per core at GOMAXPROCS=2) sending
-// POST /v1/credit_debits through client/ over kept-alive connections. Run
-// with
+// Debit and grant throughput through the HTTP API: a daemon on loopback
+// with rate limits off, 16 concurrent clients (8 per core at GOMAXPROCS=2)
+// sending POST /v1/credit_debits or /v1/credit_grants through client/ over
+// kept-alive connections. Run with
 //
-//	go test -run '^$' -bench CreditDebitsHTTP -benchtime 5s ./daemon/
+//	go test -run '^$' -bench 'Credit(Debits|Grants)HTTP' -benchtime 5s ./daemon/
 //
-// debits/s is the figure to read.
+// debits/s or grants/s is the figure to read.
 
 func BenchmarkCreditDebitsHTTPSingleAccount(b *testing.B) { benchHTTPCredits(b, 1, false) }
 
