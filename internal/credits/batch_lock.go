@@ -45,8 +45,9 @@ func (bt *batchTx) lock(ctx context.Context) error {
 		}
 	}
 	args := byID.args(byExt.args(bt.items[0].s.MerchantID)...)
-	bt.ahead, bt.dueBy = bt.readAhead()
-	rows, err := bt.tx.QueryContext(ctx, lockSQL, append(args, keys.args(bt.ahead, bt.dueBy)...)...)
+	var dueBy *string
+	bt.ahead, dueBy = bt.readAhead()
+	rows, err := bt.tx.QueryContext(ctx, lockSQL, append(args, keys.args(bt.ahead, dueBy)...)...)
 	if err != nil {
 		return store.Translate(err)
 	}

@@ -78,10 +78,9 @@ type batchTx struct {
 	fresh    map[string]bool      // grant ids of remainders this batch creates
 	w        writes
 	checks   []balanceCheck
-	// ahead and dueBy are what lock read of each account's remainders
-	// (readAhead).
+	// ahead is how many remainders of each account lock asked for
+	// (readAhead); read judges what it got by it.
 	ahead int
-	dueBy *string
 }
 
 // batchConfig is what a batch's transaction takes from its Batcher.
