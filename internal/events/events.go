@@ -94,13 +94,27 @@ var deliveriesCTE = DeliveriesOf("ev.merchant_id")
 func DeliveriesOf(merchant string) string {
 	return `d AS (
 		INSERT INTO webhook_deliveries (merchant_id, mode, id, event_id, endpoint_id, event_created_at)
-		SELECT w.merchant_id, w.mode, 'dlv_' || replace(gen_random_uuid()::text, '-', ''), ev.id, w.id, ev.created_at
+		SELECT w.merchant_id, w.mode, ` + deliveryIDSQL + `, ev.id, w.id, ev.created_at
 		FROM ev CROSS JOIN LATERAL (SELECT w.merchant_id, w.mode, w.id FROM webhook_endpoints w
 			WHERE w.merchant_id = ` + merchant + ` AND w.mode = ev.mode AND w.enabled AND w.removed_at IS NULL
 				AND (cardinality(w.event_types) = 0 OR ev.type = ANY (w.event_types)) OFFSET 0) w
 		RETURNING 1
 	)`
 }
+
+// deliveryIDSQL makes a delivery's id: "dlv_", then 32 hexadecimal
+// digits, the first 12 the transaction's start in milliseconds and the
+// other 20 random (80 bits). Time first, for the reason package id leads
+// its ids with the time: a delivery's key, its id index and its attempts'
+// key all take its id, and random ids put each insert on a page of its own
+// anywhere in those indexes, which a table kept for months does not hold
+// in memory. In the load harness, deliveries written but not sent cost
+// grants with an endpoint 9% of their rate this way against 15% with
+// random ids (two runs each); sent, the harness's short phases on a small
+// table put the two within their noise. Nothing reads the time back: ids
+// made in the same millisecond compare at random.
+const deliveryIDSQL = `'dlv_' || lpad(to_hex((extract(epoch FROM now()) * 1000)::bigint), 12, '0')
+			|| left(replace(gen_random_uuid()::text, '-', ''), 12) || right(gen_random_uuid()::text, 8)`
 
 // InsertCTE is the WITH items ev and d recording events in a statement
 // that makes their change: the events, and their pending deliveries
