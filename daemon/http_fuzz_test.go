@@ -171,6 +171,8 @@ func FuzzHTTP(f *testing.F) {
 		{20, "", "token=x", ""},
 		{21, "", "response_type=code&client_id=x&redirect_uri=http://127.0.0.1/cb&code_challenge=abc&code_challenge_method=S256", ""},
 		{22, "", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, ""},
+		{fuzzRouteN("POST", "/api/mcp"), "", `"0"`, ""},
+		{fuzzRouteN("POST", "/api/mcp"), "", `{"jsonrpc":"2.0","id":[],"method":7}`, ""},
 		{23, "", "client_id=tgc_x&redirect_uri=http://127.0.0.1/cb&response_type=code&decision=allow&secret_key=sk_test_x", ""},
 		{24, "", `{"name":"Pro","amount":"1000000","interval":"custom","interval_days":30,"features":["sso",{"feature_key":"calls","limit_value":5}]}`, ""},
 		{24, "", `{"name":"Metered","interval":"month","usage_type":"metered","meter":"` + m.ID + `","pricing":{"model":"graduated","tiers":[{"up_to":"10","unit_amount":"1"},{"unit_amount":"0.5"}]}}`, ""},
@@ -281,6 +283,9 @@ func FuzzHTTP(f *testing.F) {
 			strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html"):
 		case strings.HasPrefix(rt.path, "/oauth/") && strings.Contains(string(out), `"error":"`):
 		case rt.path == "/oauth/authorize" && strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html"):
+		case rt.path == "/api/mcp" && isRPCError(out):
+			// A body that is not a JSON-RPC message is refused as a
+			// JSON-RPC peer expects: a 400 whose body is a JSON-RPC error.
 		default:
 			var e struct {
 				Error *struct {
@@ -293,6 +298,19 @@ func FuzzHTTP(f *testing.F) {
 			}
 		}
 	})
+}
+
+// isRPCError reports whether body is a JSON-RPC 2.0 error response: a
+// numeric code and a message.
+func isRPCError(body []byte) bool {
+	var r struct {
+		JSONRPC string `json:"jsonrpc"`
+		Error   *struct {
+			Code    *int64 `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	return json.Unmarshal(body, &r) == nil && r.JSONRPC == "2.0" && r.Error != nil && r.Error.Code != nil && r.Error.Message != ""
 }
 
 // fuzzRouteN is the number of the route with method and path, for a seed:
