@@ -3,7 +3,6 @@ package metering
 import (
 	"context"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -18,19 +17,29 @@ import (
 // its own code.
 func TestUsageSummaryIsOneStatement(t *testing.T) {
 	// A statement is traced when it is prepared (once per pool) or run
-	// unprepared: so the texts traced during the summaries are every
-	// statement they ran.
-	var counting atomic.Bool
+	// unprepared, so the texts traced on a pool of its own, which runs
+	// nothing but the summaries, are every statement they ran. The setup
+	// and the ingestion run on another pool: a statement a transaction
+	// first runs unprepared is prepared in the background, and would be
+	// traced whenever that happens to run.
 	var mu sync.Mutex
 	ran := map[string]bool{}
-	db := testdb.OpenConfig(t, store.Config{Trace: func(q string) {
-		if counting.Load() {
-			mu.Lock()
-			ran[q] = true
-			mu.Unlock()
-		}
-	}})
+	url := testdb.New(t)
 	ctx := context.Background()
+	db, err := store.Open(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	traced, err := store.OpenConfig(ctx, url, store.Config{Trace: func(q string) {
+		mu.Lock()
+		ran[q] = true
+		mu.Unlock()
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { traced.Close() })
 	s := tenant.Scope{MerchantID: "mer_once", Mode: tenant.Test}
 	for _, q := range []string{`INSERT INTO merchants (id, name) VALUES ('mer_once', 'once')`,
 		`INSERT INTO customers (merchant_id, mode, id) VALUES ('mer_once', 'test', 'cus_o')`} {
@@ -55,13 +64,13 @@ func TestUsageSummaryIsOneStatement(t *testing.T) {
 		windows int
 	}{{m.ID, day, "7", 14}, {"calls", day, "7", 14}, {"calls", now, "3", 15}} {
 		in := UsageInput{Meter: c.ref, From: &from, To: &c.to, Window: Day}
-		counting.Store(true)
-		u, err := Usage(ctx, db, s, "cus_o", in, now)
-		counting.Store(false)
+		u, err := Usage(ctx, traced, s, "cus_o", in, now)
 		if err != nil || u.Value != c.want || u.Meter.ID != m.ID || u.Meter.Aggregation != Last || len(u.Windows) != c.windows {
 			t.Fatalf("%s to %s: %+v %v, want %s", c.ref, c.to, u, err, c.want)
 		}
 	}
+	mu.Lock()
+	defer mu.Unlock()
 	if len(ran) != 2 || !ran[usageOnceSQL] || !ran[usageOnceRawSQL] {
 		t.Errorf("the summaries ran %d statements, want the two forms of one:\n%v", len(ran), ran)
 	}
