@@ -65,8 +65,6 @@ func (p *pageClient) do(method, path string, form url.Values) (int, string) {
 func TestSecretsNeverLogged(t *testing.T) {
 	t.Parallel()
 	dbURL := testdb.New(t)
-	addr := freePort(t)
-	base := "http://" + addr
 	var secrets []string // every secret made, with what it is
 	var stderrs strings.Builder
 	admin := func(v any, args ...string) {
@@ -83,8 +81,10 @@ func TestSecretsNeverLogged(t *testing.T) {
 	admin(&k, "admin", "key", "create", "--merchant", m.ID, "--mode", "test")
 	secrets = append(secrets, k.Key)
 
-	srv := startServe(t, "--config", os.DevNull, "--database-url", dbURL, "--listen", addr, "--allow-insecure-webhooks", "--rate-limits=false")
+	srv := startServe(t, "--config", os.DevNull, "--database-url", dbURL, "--listen", "127.0.0.1:0", "--allow-insecure-webhooks", "--rate-limits=false")
 	t.Cleanup(srv.cancel)
+	addr := srv.listening(t, 60*time.Second)
+	base := "http://" + addr
 	waitUntil(t, "the daemon", 60*time.Second, func() bool { return readyz(addr) == 200 })
 
 	var w struct{ ID, Secret string }

@@ -31,9 +31,9 @@ func TestSharedEmbeddedCluster(t *testing.T) {
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	data := filepath.Join(dir, "d")
 	cfg := filepath.Join(dir, "config.yaml")
-	addr := freePort(t)
-	first := startServe(t, "--config", cfg, "--data-dir", data, "--listen", addr, "--rate-limits=false")
+	first := startServe(t, "--config", cfg, "--data-dir", data, "--listen", "127.0.0.1:0", "--rate-limits=false")
 	t.Cleanup(first.cancel) // on failure; the test stops it itself
+	addr := first.listening(t, 90*time.Second)
 	waitUntil(t, "the first daemon", 90*time.Second, func() bool { return readyz(addr) == 200 })
 
 	// A second serve on the same data dir and port fails to listen.
@@ -42,13 +42,13 @@ func TestSharedEmbeddedCluster(t *testing.T) {
 		t.Fatalf("second serve on a taken port: %d %q", code, errOut)
 	}
 	if s := readyz(addr); s != 200 {
-		t.Fatalf("after the second serve failed, the first answers /readyz %d", s)
+		t.Fatalf("after the second serve failed, the first answers /readyz %d: %s", s, first.stderr.String())
 	}
 
 	// A second serve on another port runs beside it, then stops.
-	addr2 := freePort(t)
-	second := startServe(t, "--config", cfg, "--data-dir", data, "--listen", addr2)
+	second := startServe(t, "--config", cfg, "--data-dir", data, "--listen", "127.0.0.1:0")
 	t.Cleanup(second.cancel)
+	addr2 := second.listening(t, 60*time.Second)
 	waitUntil(t, "the second daemon", 60*time.Second, func() bool { return readyz(addr2) == 200 })
 	if code := second.stop(t); code != 0 {
 		t.Fatalf("second serve exited %d: %s", code, second.stderr.String())

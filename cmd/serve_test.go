@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -70,6 +71,31 @@ func (s *server) stop(t *testing.T) int {
 		t.Fatal("serve did not stop")
 		return -1
 	}
+}
+
+// servingLine is the log line a daemon writes once it listens.
+var servingLine = regexp.MustCompile(`msg="tollgate serving" url=http://(\S+)`)
+
+// listening waits for the daemon to say it serves and returns the address
+// it listens on. A daemon started with --listen 127.0.0.1:0 is given a
+// port by the kernel as it listens; a port picked before it starts (the
+// embedded cluster takes seconds) may be taken meanwhile by another test's
+// daemon, which would then answer for it.
+func (s *server) listening(t *testing.T, limit time.Duration) string {
+	t.Helper()
+	var addr string
+	waitUntil(t, "the daemon to serve", limit, func() bool {
+		select {
+		case code := <-s.done:
+			t.Fatalf("serve exited %d before serving: %s", code, s.stderr.String())
+		default:
+		}
+		if m := servingLine.FindStringSubmatch(s.stderr.String()); m != nil {
+			addr = m[1]
+		}
+		return addr != ""
+	})
+	return addr
 }
 
 func waitUntil(t *testing.T, what string, limit time.Duration, cond func() bool) {
