@@ -142,8 +142,10 @@ func TestEmbeddedDefault(t *testing.T) {
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	cfg := filepath.Join(dir, "config.yaml")
 	data := filepath.Join(dir, "d")
-	addr := freePort(t)
-	s := startServe(t, "--config", cfg, "--data-dir", data, "--listen", addr)
+	s := startServe(t, "--config", cfg, "--data-dir", data, "--listen", "127.0.0.1:0")
+	// The restart below listens where this one did, which the saved
+	// api_url names.
+	addr := s.listening(t, 90*time.Second)
 	waitUntil(t, "the key to be saved", 90*time.Second, func() bool {
 		select {
 		case code := <-s.done:
