@@ -39,7 +39,7 @@ func TestAnvilLiveRefusals(t *testing.T) {
 
 	other := startAnvilWith(t, "--chain-id", "5")
 	serveFails(t, "--clock chain is for dev chains only (chain id 31337 or 1337); chain 5 is not one",
-		"--config", filepath.Join(dir, "none.yaml"), "--database-url", db, "--listen", freePort(t), "--chain-rpc-url", other.url,
+		"--config", filepath.Join(dir, "none.yaml"), "--database-url", db, "--listen", "127.0.0.1:0", "--chain-rpc-url", other.url,
 		"--usdc-address", "0x4b20993bc481177ec7e8f571cecae8a9e22c02db", "--relayer-key-file", relayer, "--clock", "chain")
 	if code, _, errOut := run("admin", "chain", "dev-setup", "--chain-rpc-url", other.url, "--database-url", db); code != ExitUsage ||
 		!strings.Contains(errOut, "runs on dev chains only (chain id 31337 or 1337)") {
@@ -60,7 +60,7 @@ func TestAnvilLiveRefusals(t *testing.T) {
 		t.Fatalf("dev-setup: %d %s %s", code, out, errOut)
 	}
 	serveWith := func(relayerKeyFile string, more ...string) []string {
-		return append([]string{"--config", filepath.Join(dir, "none.yaml"), "--database-url", db, "--listen", freePort(t),
+		return append([]string{"--config", filepath.Join(dir, "none.yaml"), "--database-url", db, "--listen", "127.0.0.1:0",
 			"--chain-rpc-url", node.url, "--relayer-key-file", relayerKeyFile}, more...)
 	}
 	serveFails(t, "--plan-manager-address "+s.USDC+" is not a PlanManager this relayer can use on chain 31337",
